@@ -1,0 +1,1 @@
+"""Per-PR analysis (rules or LLM) and the report built from it."""

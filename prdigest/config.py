@@ -1,0 +1,246 @@
+"""One frozen Settings object, layered: defaults < prdigest.toml < PRDIGEST_* env vars.
+
+Secrets (tokens) come from env vars only; a config file that holds one is refused,
+so that no secret ends up in a repository. An invalid file is reported with the
+key and the line it stands on.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from prdigest.errors import ConfigError
+from prdigest.models import zone
+
+DEFAULT_DB = Path("~/.local/share/prdigest/prdigest.db")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StorageSettings(_Section):
+    db: Path = DEFAULT_DB
+
+    @field_validator("db")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+
+class ReportSettings(_Section):
+    timezone: str = "Asia/Shanghai"
+    language: Literal["zh", "en"] = "zh"
+    key_pr_limit: int = Field(default=24, ge=1, le=200)
+    hot_file_min_prs: int = Field(default=3, ge=2)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            return zone(value).key
+        except Exception as exc:  # UsageError from zone(): report it as a value error
+            raise ValueError(str(exc)) from exc
+
+
+class TagRule(_Section):
+    """An extra tag: it applies when a changed path matches a glob or the title names a keyword."""
+
+    paths: list[str] = []
+    keywords: list[str] = []
+
+
+class Taxonomy(_Section):
+    tags: dict[str, TagRule] = {}
+    core_paths: list[str] = []
+
+
+class RepoSettings(_Section):
+    name: str
+    taxonomy: Taxonomy = Taxonomy()
+
+    @field_validator("name")
+    @classmethod
+    def _owner_name(cls, value: str) -> str:
+        if not REPO_NAME.fullmatch(value):
+            raise ValueError(f"{value!r} is not OWNER/NAME")
+        return value
+
+
+class GithubSettings(_Section):
+    url: str = "https://api.github.com"
+    token: SecretStr | None = None
+
+
+class Settings(_Section):
+    storage: StorageSettings = StorageSettings()
+    report: ReportSettings = ReportSettings()
+    github: GithubSettings = GithubSettings()
+    repos: list[RepoSettings] = []
+    public_url: str | None = None
+    config_path: Path | None = None
+
+    def repo(self, name: str) -> RepoSettings:
+        """The settings of one repository; defaults when the file does not list it."""
+        for repo in self.repos:
+            if repo.name == name:
+                return repo
+        return RepoSettings(name=name)
+
+
+REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+# env var -> path in the settings tree
+ENV_VARS: dict[str, tuple[str, ...]] = {
+    "PRDIGEST_DB": ("storage", "db"),
+    "PRDIGEST_GITHUB_URL": ("github", "url"),
+    "PRDIGEST_PUBLIC_URL": ("public_url",),
+}
+# Secrets: read from the environment only, first one set wins.
+SECRET_ENV_VARS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("github", "token"): ("PRDIGEST_GITHUB_TOKEN", "GITHUB_TOKEN"),
+}
+
+
+def load_settings(
+    config: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[tuple[str, ...], Any] | None = None,
+) -> Settings:
+    """Build the Settings: defaults, then the config file, then env vars, then CLI overrides."""
+    env = os.environ if env is None else env
+    path = Path(config) if config else (Path(env["PRDIGEST_CONFIG"]) if env.get("PRDIGEST_CONFIG") else None)
+    data: dict[str, Any] = {}
+    text = ""
+    if path is not None:
+        text, data = _read_toml(path)
+        for secret in SECRET_ENV_VARS:
+            if _get(data, secret) is not None:
+                raise ConfigError(
+                    f"{path}:{locate_key(text, secret)}: '{'.'.join(secret)}' is a secret; "
+                    f"set it with {SECRET_ENV_VARS[secret][0]} instead of the config file"
+                )
+    for name, key in ENV_VARS.items():
+        if env.get(name):
+            _set(data, key, env[name])
+    for key, names in SECRET_ENV_VARS.items():
+        value = next((env[n] for n in names if env.get(n)), None)
+        if value:
+            _set(data, key, value)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set(data, key, value)
+    if path is not None:
+        data["config_path"] = path
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path, text)) from None
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message already ends with "(at line L, column C)".
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _describe(exc: ValidationError, path: Path | None, text: str) -> str:
+    """One line per error: file:line: key: what is wrong."""
+    lines = []
+    for err in exc.errors():
+        loc = tuple(str(p) for p in err["loc"])
+        key = ".".join(loc) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        origin = f"{path}:{locate_key(text, loc)}" if path is not None and text else "settings"
+        if path is not None and text and not _in_file(text, loc):
+            origin = "environment"
+        lines.append(f"{origin}: {key}: {message}")
+    return "\n".join(lines)
+
+
+def _in_file(text: str, loc: tuple[str, ...]) -> bool:
+    try:
+        data: Any = tomllib.loads(text)
+        for part in loc:
+            data = data[int(part)] if isinstance(data, list) else data[part]
+        return True
+    except (KeyError, IndexError, ValueError, TypeError):
+        return False
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+
+
+def locate_key(text: str, loc: tuple[str, ...]) -> int:
+    """The line number where a key of the settings tree is set (best effort; 1 when not found).
+
+    tomllib keeps no positions, so this walks the file's table headers: ``[a.b]``,
+    ``[[repos]]`` (counted, so ``repos.1.name`` finds the second entry) and ``key =``.
+    """
+    counts: dict[str, int] = {}
+    table: tuple[str, ...] = ()
+    best = 1
+    best_depth = -1
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            parts = tuple(_unquote(p.strip()) for p in header.group(2).split("."))
+            if header.group(1) == "[[":
+                index = counts.get(".".join(parts), -1) + 1
+                counts[".".join(parts)] = index
+                parts = (*parts, str(index))
+            table = parts
+            depth = _prefix_depth(table, loc)
+            if depth > best_depth:
+                best, best_depth = number, depth
+            continue
+        assign = _ASSIGN.match(line)
+        if assign:
+            full = (*table, *_unquote(assign.group(1)).split("."))
+            depth = _prefix_depth(full, loc)
+            if depth > best_depth:
+                best, best_depth = number, depth
+    return best
+
+
+def _prefix_depth(candidate: tuple[str, ...], loc: tuple[str, ...]) -> int:
+    """How much of ``loc`` the candidate path covers; -1 when it leaves it."""
+    if len(candidate) > len(loc) or tuple(loc[: len(candidate)]) != candidate:
+        return -1
+    return len(candidate)
+
+
+def _unquote(part: str) -> str:
+    return part[1:-1] if len(part) >= 2 and part[0] == part[-1] and part[0] in "\"'" else part
+
+
+def _get(data: Mapping[str, Any], key: tuple[str, ...]) -> Any:
+    for part in key:
+        if not isinstance(data, Mapping) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def _set(data: dict[str, Any], key: tuple[str, ...], value: Any) -> None:
+    for part in key[:-1]:
+        data = data.setdefault(part, {})
+    data[key[-1]] = value

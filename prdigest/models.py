@@ -1,0 +1,316 @@
+"""The data prdigest passes around: pull requests, analyses, windows and reports.
+
+A field a source cannot supply is ``None`` (unknown), never an empty list: an
+empty list means "there were none". A git clone, for instance, knows nothing of
+reviews, labels, forks or checks, and rules that need them must not fire.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date, datetime, time, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from prdigest.errors import UsageError
+
+# Signals a source may be unable to supply; the report lists the missing ones.
+OPTIONAL_SIGNALS = (
+    "labels",
+    "reviews",
+    "review_threads",
+    "comments",
+    "checks",
+    "is_fork",
+    "merged_by",
+    "created_at",
+    "diff_excerpt",
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FileChange(_Model):
+    path: str
+    # None for a binary file: git reports no line counts for it.
+    additions: int | None = Field(default=0, ge=0)
+    deletions: int | None = Field(default=0, ge=0)
+    status: Literal["added", "modified", "removed", "renamed", "copied"] = "modified"
+    previous_path: str | None = None
+
+    @property
+    def binary(self) -> bool:
+        return self.additions is None
+
+
+class Review(_Model):
+    author: str
+    state: Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]
+    body: str = ""
+    submitted_at: datetime | None = None
+    is_bot: bool = False
+
+
+class ReviewThread(_Model):
+    path: str | None = None
+    is_resolved: bool
+    is_outdated: bool = False
+    author: str | None = None
+    body: str = ""
+
+
+class Comment(_Model):
+    author: str
+    body: str
+    created_at: datetime | None = None
+    is_bot: bool = False
+
+
+class ChecksState(_Model):
+    state: Literal["SUCCESS", "FAILURE", "ERROR", "PENDING", "EXPECTED", "NEUTRAL"]
+    failing: list[str] = []
+    skipped: list[str] = []
+
+
+class PullRequest(_Model):
+    """One merged pull request, or a direct push when ``number`` is None."""
+
+    repo: str
+    number: int | None = Field(default=None, gt=0)
+    sha: str | None = None
+    title: str
+    body: str = ""
+    author: str
+    author_association: str | None = None
+    labels: list[str] | None = None
+    created_at: datetime | None = None
+    merged_at: datetime
+    merged_by: str | None = None
+    base_branch: str | None = None
+    additions: int = Field(default=0, ge=0)
+    deletions: int = Field(default=0, ge=0)
+    files: list[FileChange] | None = None
+    commits: int | None = None
+    diff_excerpt: str | None = None
+    reviews: list[Review] | None = None
+    review_threads: list[ReviewThread] | None = None
+    comments: list[Comment] | None = None
+    checks: ChecksState | None = None
+    is_fork: bool | None = None
+    url: str | None = None
+    co_authors: list[str] | None = None
+    # The PR's own references to other PRs ("follow-up to #12").
+    related: list[int] = []
+    source: Literal["git", "github", "fixture"] = "fixture"
+
+    @field_validator("merged_at", "created_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("timestamps need a UTC offset, e.g. 2026-09-07T10:00:00+08:00")
+        return value
+
+    @property
+    def uid(self) -> str:
+        """Stable identity in the cache: ``owner/name#123`` or ``owner/name@sha`` for a direct push."""
+        if self.number is not None:
+            return f"{self.repo}#{self.number}"
+        return f"{self.repo}@{(self.sha or '')[:12]}"
+
+    @property
+    def is_direct_push(self) -> bool:
+        return self.number is None
+
+    def content_hash(self) -> str:
+        """Hash of everything an analysis reads; a changed PR is analysed again."""
+        payload = self.model_dump_json(exclude={"source"})
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+class RiskLabel(_Model):
+    label: str
+    evidence: str
+    # Where the evidence came from: diff, title, body, paths, reviews, checks, labels.
+    evidence_source: str
+
+
+class PRAnalysis(_Model):
+    repo: str
+    number: int
+    summary: str
+    explanation: str = ""
+    importance: float = Field(ge=0, le=10)
+    insight: float = Field(ge=0, le=10)
+    tags: list[str] = []
+    risks: list[RiskLabel] = []
+    watch: list[str] = []
+    unresolved: list[str] = []
+    related: list[int] = []
+    reasons: list[str] = []
+    engine: Literal["rules", "llm"] = "rules"
+    model: str | None = None
+    version: str = ""
+
+
+class Window(_Model):
+    """Whole days in a timezone, both dates inclusive."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    since: date
+    until: date
+    tz: str
+
+    @field_validator("tz")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        return zone(value).key
+
+    def model_post_init(self, __context: object) -> None:
+        if self.until < self.since:
+            raise UsageError(f"the window ends ({self.until}) before it starts ({self.since})")
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.tz)
+
+    @property
+    def start(self) -> datetime:
+        return datetime.combine(self.since, time.min, self.zone)
+
+    @property
+    def end(self) -> datetime:
+        """Exclusive end: midnight after the last day."""
+        return datetime.combine(self.until + timedelta(days=1), time.min, self.zone)
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+    def local_day(self, moment: datetime) -> date:
+        return moment.astimezone(self.zone).date()
+
+    def days(self) -> list[date]:
+        return [self.since + timedelta(days=i) for i in range((self.until - self.since).days + 1)]
+
+    @classmethod
+    def iso_week(cls, year: int, week: int, tz: str) -> Window:
+        try:
+            monday = date.fromisocalendar(year, week, 1)
+        except ValueError as exc:
+            raise UsageError(f"{year}-W{week:02d} is not an ISO week") from exc
+        return cls(since=monday, until=monday + timedelta(days=6), tz=tz)
+
+    @classmethod
+    def last_complete_week(cls, now: datetime, tz: str) -> Window:
+        """The last Monday-to-Sunday week that ended before ``now`` in ``tz``."""
+        today = now.astimezone(zone(tz)).date()
+        this_monday = today - timedelta(days=today.weekday())
+        monday = this_monday - timedelta(days=7)
+        return cls(since=monday, until=monday + timedelta(days=6), tz=tz)
+
+
+def zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ValueError, KeyError) as exc:  # ZoneInfoNotFoundError is a KeyError
+        raise UsageError(f"unknown timezone {name!r} (use an IANA name such as Asia/Shanghai)") from exc
+
+
+# --- the report -------------------------------------------------------------
+
+
+class WindowOut(_Model):
+    since: date
+    until: date
+    tz: str
+
+
+class HotFile(_Model):
+    path: str
+    prs: list[int]
+
+
+class Stats(_Model):
+    merged_prs: int = 0
+    key_prs: int = 0
+    avg_importance: float | None = None
+    avg_insight: float | None = None
+    tags: dict[str, int] = {}
+    authors: dict[str, int] = {}
+    # Each author's share of the merged PRs, 0-1, largest first.
+    author_share: dict[str, float] = {}
+    hot_files: list[HotFile] = []
+    hot_file_min_prs: int = 3
+    risks: dict[str, int] = {}
+    per_day: dict[date, int] = {}
+    additions: int = 0
+    deletions: int = 0
+    files_changed: int = 0
+    direct_pushes: int = 0
+
+
+class ReportPR(_Model):
+    number: int
+    title: str
+    author: str
+    url: str | None = None
+    merged_at: datetime
+    additions: int
+    deletions: int
+    files: int | None = None
+    summary: str = ""
+    importance: float | None = None
+    insight: float | None = None
+    tags: list[str] = []
+    risks: list[str] = []
+    watch: list[str] = []
+    key: bool = False
+    related: list[int] = []
+
+
+class DirectPush(_Model):
+    sha: str
+    title: str
+    author: str
+    merged_at: datetime
+
+
+class Theme(_Model):
+    title: str
+    prs: list[int]
+    story: str
+    trend: str = ""
+
+
+class RiskObservation(_Model):
+    title: str
+    prs: list[int]
+    evidence: str
+
+
+class Recommendation(_Model):
+    text: str
+    prs: list[int]
+
+
+class Report(_Model):
+    """Everything a renderer lays out. Figures are computed in code, never generated."""
+
+    repo: str
+    window: WindowOut
+    engine: str
+    lang: Literal["zh", "en"] = "zh"
+    source: str
+    generated_at: datetime
+    stats: Stats
+    prs: list[ReportPR] = []
+    direct_pushes: list[DirectPush] = []
+    themes: list[Theme] = []
+    risk_observations: list[RiskObservation] = []
+    recommendations: list[Recommendation] = []
+    summary: str = ""
+    unavailable: list[str] = []

@@ -1,0 +1,75 @@
+"""From a source to a Report: read, cache, compute. The CLI, chat and scheduler all call this."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from prdigest.analysis.report import build_report
+from prdigest.config import Settings
+from prdigest.errors import SourceError
+from prdigest.models import OPTIONAL_SIGNALS, PullRequest, Report, Window
+from prdigest.storage import Store
+
+
+class Source(Protocol):
+    kind: str
+    repo: str
+    unavailable: tuple[str, ...]
+
+    def fetch(self, window: Window) -> list[PullRequest]: ...
+
+
+def open_source(git: str | Path | None, fixture: str | Path | None, repo: str | None) -> Source | None:
+    """The source the options name; None means "the cache only"."""
+    if git and fixture:
+        raise SourceError("choose one source: --git PATH or --fixture FILE")
+    if git:
+        from prdigest.sources.gitlog import GitSource
+
+        return GitSource(git, repo=repo)
+    if fixture:
+        from prdigest.sources.fixture import FixtureSource
+
+        return FixtureSource(fixture, repo=repo)
+    if not repo:
+        raise SourceError("name a source: --git PATH, --fixture FILE or --repo OWNER/NAME")
+    return None
+
+
+def make_report(
+    settings: Settings,
+    store: Store,
+    source: Source | None,
+    window: Window,
+    *,
+    repo: str | None = None,
+    lang: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Report:
+    """Read the window from the source into the cache, then build the report from the cache."""
+    name = repo or (source.repo if source else "")
+    if source is not None:
+        progress(f"reading {source.kind} source for {name}")
+        store.upsert_prs(source.fetch(window))
+        unavailable: tuple[str, ...] = source.unavailable
+    elif store.count_prs(name) == 0:
+        raise SourceError(
+            f"the cache holds no PRs of {name}; read them first with --git PATH or --fixture FILE"
+        )
+    progress("computing the report")
+    prs = store.prs_in_window(name, window)
+    if source is None:
+        unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and all(getattr(p, s) is None for p in prs))
+    report = build_report(
+        name,
+        window,
+        prs,
+        source=source.kind if source else "cache",
+        unavailable=unavailable,
+        settings=settings.report,
+        lang=lang,
+    )
+    store.save_report(report)
+    return report

@@ -1,0 +1,1 @@
+"""Renderers lay out a Report; they never compute."""

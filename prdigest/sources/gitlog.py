@@ -1,0 +1,325 @@
+"""Merged PRs read from a local clone: the first-parent history of its default branch.
+
+A squash merge ("title (#123)") and a merge commit ("Merge pull request #123 from
+...") each become one PullRequest; a first-parent commit with no PR number is a
+direct push. A clone knows nothing of reviews, labels, forks or checks: those
+fields stay None (unknown).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from prdigest.errors import SourceError
+from prdigest.models import FileChange, PullRequest, Window
+
+# A commit's header fields; \x1e starts a commit, \x1f separates fields, -z ends it with NUL.
+_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%B"
+_SQUASH = re.compile(r"\s*\(#(\d+)\)\s*$")
+_MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
+_CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_REFERENCE = re.compile(r"(?:(?<![\w/])#|/pull/)(\d+)\b")
+_NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$", re.IGNORECASE)
+_REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+# Evidence kept per PR: enough for an analysis to quote, small enough for the cache.
+DIFF_LINES_PER_PR = 300
+DIFF_LINE_CHARS = 200
+
+UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
+
+
+@dataclass
+class _Commit:
+    sha: str
+    parents: list[str]
+    author_name: str
+    author_email: str
+    committed_at: datetime
+    message: str
+    files: list[FileChange] = field(default_factory=list)
+
+
+class GitSource:
+    """Reads merged PRs from a local clone."""
+
+    kind = "git"
+    unavailable = UNAVAILABLE
+
+    def __init__(self, path: str | Path, repo: str | None = None, ref: str | None = None):
+        self.path = Path(path).expanduser()
+        if not self.path.is_dir():
+            raise SourceError(f"{self.path} is not a directory")
+        inside = self._git("rev-parse", "--is-inside-work-tree", check=False)
+        bare = self._git("rev-parse", "--is-bare-repository", check=False)
+        if inside.strip() != "true" and bare.strip() != "true":
+            raise SourceError(f"{self.path} is not a git repository")
+        self.ref = ref or self._default_ref()
+        self.repo = repo or self._repo_name()
+        self.web_url = self._web_url()
+
+    # --- git ------------------------------------------------------------------
+
+    def _git(self, *args: str, check: bool = True) -> str:
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(self.path), *args],
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=600,
+            )
+        except FileNotFoundError:
+            raise SourceError("git is not installed (needed to read a local clone)") from None
+        if check and proc.returncode != 0:
+            raise SourceError(f"git {args[0]} failed in {self.path}: {proc.stderr.strip()}")
+        return proc.stdout if proc.returncode == 0 else ""
+
+    def _default_ref(self) -> str:
+        origin_head = self._git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False).strip()
+        if origin_head:
+            return origin_head
+        if not self._git("rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
+            raise SourceError(f"{self.path} has no commits")
+        return "HEAD"
+
+    def _remote_url(self) -> str:
+        return self._git("remote", "get-url", "origin", check=False).strip()
+
+    def _repo_name(self) -> str:
+        match = _REMOTE.search(self._remote_url())
+        if match:
+            return f"{match.group(1)}/{match.group(2)}"
+        return f"local/{self.path.resolve().name}"
+
+    def _web_url(self) -> str | None:
+        url = self._remote_url()
+        if "github" not in url or self.repo.startswith("local/"):
+            return None
+        host = re.sub(r"^(?:https?://|ssh://)?(?:[^@/]+@)?([^/:]+).*$", r"\1", url)
+        return f"https://{host}/{self.repo}"
+
+    # --- reading --------------------------------------------------------------
+
+    def fetch(self, window: Window) -> list[PullRequest]:
+        """PRs and direct pushes merged in the window, oldest first."""
+        # git filters on committer date but may stop early on skewed clocks: read a margin, filter exactly.
+        since = (window.start - timedelta(days=2)).isoformat()
+        until = (window.end + timedelta(days=2)).isoformat()
+        commits = [c for c in self._commits(since, until) if window.contains(c.committed_at)]
+        if not commits:
+            return []
+        excerpts = self._diff_excerpts(since, until, {c.sha for c in commits})
+        second_parents = [c.parents[1] for c in commits if len(c.parents) > 1]
+        branch_authors = self._authors(second_parents)
+        prs = [self._to_pr(c, excerpts.get(c.sha), branch_authors) for c in commits]
+        prs.sort(key=lambda pr: pr.merged_at)
+        return prs
+
+    def _log(self, *args: str) -> Iterator[str]:
+        """Stream `git log --first-parent` output, one \x1e-separated commit at a time."""
+        cmd = ["git", "-C", str(self.path), "log", "--first-parent", "--diff-merges=first-parent", *args]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except FileNotFoundError:
+            raise SourceError("git is not installed (needed to read a local clone)") from None
+        assert proc.stdout is not None and proc.stderr is not None
+        finished = False
+        try:
+            buffer = b""
+            for block in iter(lambda: proc.stdout.read(1 << 16), b""):
+                buffer += block
+                *done, buffer = buffer.split(b"\x1e")
+                for chunk in done:
+                    if chunk:
+                        yield chunk.decode("utf-8", errors="replace")
+            if buffer:
+                yield buffer.decode("utf-8", errors="replace")
+            finished = True
+        finally:
+            if not finished:
+                proc.kill()  # the reader stopped early, or failed
+            proc.stdout.close()
+            stderr = proc.stderr.read().decode(errors="replace")
+            proc.stderr.close()
+            returncode = proc.wait(timeout=60)
+        if returncode != 0:
+            raise SourceError(f"git log failed in {self.path}: {stderr.strip()}")
+
+    def _commits(self, since: str, until: str) -> Iterator[_Commit]:
+        for chunk in self._log(
+            f"--format={_FORMAT}",
+            "--raw",
+            "--numstat",
+            "-z",
+            "-M",
+            f"--since={since}",
+            f"--until={until}",
+            self.ref,
+        ):
+            header, _, rest = chunk.partition("\0")
+            sha, parents, name, email, committed, message = header.split("\x1f", 5)
+            commit = _Commit(
+                sha=sha,
+                parents=parents.split(),
+                author_name=name,
+                author_email=email,
+                committed_at=datetime.fromisoformat(committed),
+                message=message,
+            )
+            commit.files = _parse_changes(rest.lstrip("\n").split("\0"))
+            yield commit
+
+    def _diff_excerpts(self, since: str, until: str, wanted: set[str]) -> dict[str, str]:
+        """Added and removed lines per commit, capped, with the file headers they belong to."""
+        excerpts: dict[str, str] = {}
+        for chunk in self._log(
+            "--format=%x1e%H",
+            "-p",
+            "-U0",
+            "--no-color",
+            "--no-ext-diff",
+            "-M",
+            f"--since={since}",
+            f"--until={until}",
+            self.ref,
+        ):
+            sha, _, patch = chunk.partition("\n")
+            if sha in wanted:
+                excerpts[sha] = _excerpt(patch)
+        return excerpts
+
+    def _authors(self, shas: list[str]) -> dict[str, tuple[str, str]]:
+        """Author (name, email) of the branch tips that merge commits brought in."""
+        if not shas:
+            return {}
+        out = self._git("show", "--no-patch", "--no-walk", "--format=%H%x1f%an%x1f%ae", *shas)
+        authors = {}
+        for line in out.splitlines():
+            sha, name, email = line.split("\x1f")
+            authors[sha] = (name, email)
+        return authors
+
+    def _to_pr(
+        self, c: _Commit, excerpt: str | None, branch_authors: dict[str, tuple[str, str]]
+    ) -> PullRequest:
+        subject, _, body = c.message.strip().partition("\n")
+        body = body.strip()
+        number: int | None = None
+        author = (c.author_name, c.author_email)
+        merged_by = None
+        merge = _MERGE.match(subject)
+        if merge and len(c.parents) > 1:
+            number = int(merge.group(1))
+            title, _, body = body.partition("\n")
+            title = title.strip() or subject
+            body = body.strip()
+            merged_by = identity(c.author_name, c.author_email)
+            author = branch_authors.get(c.parents[1], author)
+        else:
+            squash = _SQUASH.search(subject)
+            if squash:
+                number = int(squash.group(1))
+                subject = subject[: squash.start()]
+            title = subject.strip()
+        co_authors = [m.strip() for m in _CO_AUTHOR.findall(body)]
+        related = sorted({int(n) for n in _REFERENCE.findall(f"{title}\n{body}")} - {number})
+        return PullRequest(
+            repo=self.repo,
+            number=number,
+            sha=c.sha,
+            title=title,
+            body=body,
+            author=identity(*author),
+            merged_at=c.committed_at,
+            merged_by=merged_by,
+            base_branch=self.ref.removeprefix("refs/remotes/origin/") if self.ref != "HEAD" else None,
+            additions=sum(f.additions or 0 for f in c.files),
+            deletions=sum(f.deletions or 0 for f in c.files),
+            files=c.files,
+            diff_excerpt=excerpt,
+            co_authors=co_authors,
+            related=related,
+            url=f"{self.web_url}/pull/{number}" if self.web_url and number else None,
+            source="git",
+        )
+
+
+def identity(name: str, email: str) -> str:
+    """A GitHub login where the email gives it away (noreply addresses), else the author's name."""
+    match = _NOREPLY.match(email.strip())
+    return match.group(1) if match else (name.strip() or email.strip())
+
+
+_STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}
+
+
+def _parse_changes(tokens: list[str]) -> list[FileChange]:
+    """Parse `--raw --numstat -z` output: raw entries give the status, numstat the line counts."""
+    status: dict[str, tuple[str, str | None]] = {}
+    counts: dict[str, tuple[int | None, int | None]] = {}
+    order: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i].lstrip("\n")
+        if not token:
+            i += 1
+            continue
+        if token.startswith(":"):
+            letter = token.split()[-1][0]
+            if letter in "RC":
+                old, new = tokens[i + 1], tokens[i + 2]
+                status[new] = (_STATUS[letter], old)
+                i += 3
+            else:
+                path = tokens[i + 1]
+                status[path] = (_STATUS.get(letter, "modified"), None)
+                i += 2
+            continue
+        added, deleted, path = token.split("\t", 2)
+        if not path:  # a rename: the old and the new path follow
+            path = tokens[i + 2]
+            i += 3
+        else:
+            i += 1
+        counts[path] = (None, None) if added == "-" else (int(added), int(deleted))
+        order.append(path)
+    files = []
+    for path in order:
+        kind, previous = status.get(path, ("modified", None))
+        additions, deletions = counts[path]
+        files.append(
+            FileChange(
+                path=path, additions=additions, deletions=deletions, status=kind, previous_path=previous
+            )
+        )
+    return files
+
+
+def _excerpt(patch: str) -> str:
+    kept: list[str] = []
+    changed = 0
+    in_header = False
+    for line in patch.splitlines():
+        if line.startswith("diff --git"):
+            in_header = True
+            if changed <= DIFF_LINES_PER_PR:
+                kept.append(line)
+        elif line.startswith("@@"):
+            in_header = False
+        elif in_header:
+            if line.startswith("Binary files"):
+                kept.append(line)
+        elif line.startswith(("+", "-")):
+            changed += 1
+            if changed <= DIFF_LINES_PER_PR:
+                kept.append(line[:DIFF_LINE_CHARS])
+    if changed > DIFF_LINES_PER_PR:
+        kept.append(f"... ({changed - DIFF_LINES_PER_PR} more changed lines)")
+    return "\n".join(kept)

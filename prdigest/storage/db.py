@@ -1,0 +1,193 @@
+"""The cache: merged PRs, their analyses and generated reports, in one SQLite file.
+
+One connection shared by the bot's threads (chat workers, scheduler), so it is
+opened with ``check_same_thread=False`` and every use holds one lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from prdigest.errors import StorageError
+from prdigest.models import PRAnalysis, PullRequest, Report, Window
+from prdigest.storage.migrations import migrate
+
+_WORD = re.compile(r"\w+")
+
+
+def analysis_key(
+    repo: str, number: int, content_hash: str, engine: str, model: str | None, version: str, lang: str
+) -> str:
+    """The identity of one analysis: a PR is analysed once per content, engine, model, rules and language."""
+    parts = [repo, str(number), content_hash, engine, model or "", version, lang]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+class Store:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        try:
+            if str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+            self.db = Database(conn)
+            if str(path) != ":memory:":
+                self.db.enable_wal()
+            migrate(self.db)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise StorageError(f"cannot open the database {path}: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.conn.close()
+
+    @contextmanager
+    def _locked(self) -> Iterator[Database]:
+        with self._lock:
+            try:
+                yield self.db
+            except sqlite3.DatabaseError as exc:
+                raise StorageError(f"database {self.path}: {exc}") from None
+
+    # --- pull requests --------------------------------------------------------
+
+    def upsert_prs(self, prs: Iterable[PullRequest]) -> int:
+        now = datetime.now(UTC).isoformat()
+        rows = [
+            {
+                "uid": pr.uid,
+                "repo": pr.repo,
+                "number": pr.number,
+                "sha": pr.sha,
+                "title": pr.title,
+                "body": pr.body,
+                "author": pr.author,
+                "merged_at": _utc(pr.merged_at),
+                "paths": " ".join(f.path for f in pr.files or []),
+                "source": pr.source,
+                "content_hash": pr.content_hash(),
+                "data": pr.model_dump_json(),
+                "fetched_at": now,
+            }
+            for pr in prs
+        ]
+        with self._locked() as db, db.atomic():
+            db["prs"].upsert_all(rows, pk="uid", batch_size=500)
+        return len(rows)
+
+    def prs_in_window(self, repo: str, window: Window) -> list[PullRequest]:
+        """PRs and direct pushes of one repository merged in the window, oldest first."""
+        with self._locked() as db:
+            rows = db.query(
+                "select data from prs where repo = ? and merged_at >= ? and merged_at < ? "
+                "order by merged_at, number",
+                [repo, _utc(window.start), _utc(window.end)],
+            )
+            return [PullRequest.model_validate_json(row["data"]) for row in rows]
+
+    def get_pr(self, repo: str, number: int) -> PullRequest | None:
+        with self._locked() as db:
+            rows = list(db.query("select data from prs where repo = ? and number = ?", [repo, number]))
+        return PullRequest.model_validate_json(rows[0]["data"]) if rows else None
+
+    def count_prs(self, repo: str | None = None) -> int:
+        with self._locked() as db:
+            if repo is None:
+                return db["prs"].count
+            return db["prs"].count_where("repo = ?", [repo])
+
+    def search_prs(self, query: str, repo: str | None = None, limit: int = 20) -> list[PullRequest]:
+        """Full-text search over title, body, paths and analysis summary; any keyword may match."""
+        words = [w for w in _WORD.findall(query) if len(w) > 1]
+        if not words:
+            return []
+        fts = " OR ".join(f'"{w}"' for w in words)
+        where, args = ("repo = :repo", {"repo": repo}) if repo else (None, None)
+        with self._locked() as db:
+            rows = db["prs"].search(fts, where=where, where_args=args, limit=limit, columns=["data"])
+            return [PullRequest.model_validate_json(row["data"]) for row in rows]
+
+    # --- analyses -------------------------------------------------------------
+
+    def get_analysis(self, key: str) -> PRAnalysis | None:
+        with self._locked() as db:
+            rows = list(db.query("select data from analyses where key = ?", [key]))
+        return PRAnalysis.model_validate_json(rows[0]["data"]) if rows else None
+
+    def put_analysis(self, pr: PullRequest, analysis: PRAnalysis, lang: str) -> str:
+        if pr.number is None:
+            raise ValueError("direct pushes are not analysed")
+        key = analysis_key(
+            pr.repo, pr.number, pr.content_hash(), analysis.engine, analysis.model, analysis.version, lang
+        )
+        with self._locked() as db, db.atomic():
+            db["analyses"].upsert(
+                {
+                    "key": key,
+                    "repo": pr.repo,
+                    "number": pr.number,
+                    "content_hash": pr.content_hash(),
+                    "engine": analysis.engine,
+                    "model": analysis.model or "",
+                    "version": analysis.version,
+                    "lang": lang,
+                    "data": analysis.model_dump_json(),
+                    "created_at": datetime.now(UTC).isoformat(),
+                },
+                pk="key",
+            )
+            # The summary joins the full-text index through the prs triggers.
+            db["prs"].update(pr.uid, {"summary": analysis.summary})
+        return key
+
+    # --- reports --------------------------------------------------------------
+
+    def save_report(self, report: Report) -> int:
+        with self._locked() as db, db.atomic():
+            table = db["reports"].insert(
+                {
+                    "repo": report.repo,
+                    "since": report.window.since.isoformat(),
+                    "until": report.window.until.isoformat(),
+                    "tz": report.window.tz,
+                    "engine": report.engine,
+                    "lang": report.lang,
+                    "created_at": report.generated_at.isoformat(),
+                    "data": report.model_dump_json(),
+                }
+            )
+            return int(table.last_pk)
+
+    def get_report(self, report_id: int) -> Report | None:
+        with self._locked() as db:
+            rows = list(db.query("select data from reports where id = ?", [report_id]))
+        return Report.model_validate_json(rows[0]["data"]) if rows else None
+
+    def schema_versions(self) -> list[str]:
+        with self._locked() as db:
+            return [row["name"] for row in db.query("select name from _prdigest_migrations order by rowid")]
+
+    def integrity(self) -> dict[str, object]:
+        """What the cache holds, for `prdigest db info` and tests."""
+        with self._locked() as db:
+            return {
+                "path": str(self.path),
+                "journal_mode": db.journal_mode,
+                "prs": db["prs"].count,
+                "analyses": db["analyses"].count,
+                "reports": db["reports"].count,
+            }
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()

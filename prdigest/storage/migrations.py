@@ -1,0 +1,107 @@
+"""Schema as append-only named migrations, recorded in ``_prdigest_migrations``.
+
+A released step is never edited: a change to the schema is a new step at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlite_utils import Database
+
+MIGRATIONS: list[Callable[[Database], None]] = []
+
+
+def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply the steps not yet applied, each in its own transaction; return their names."""
+    db["_prdigest_migrations"].create({"name": str, "applied_at": str}, pk="name", if_not_exists=True)
+    done = {row["name"] for row in db["_prdigest_migrations"].rows}
+    applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        with db.atomic():
+            fn(db)
+            db["_prdigest_migrations"].insert(
+                {"name": fn.__name__, "applied_at": datetime.now(UTC).isoformat()}
+            )
+        applied.append(fn.__name__)
+    return applied
+
+
+@migration
+def m001_prs(db: Database) -> None:
+    # One row per merged PR or direct push; `data` holds the whole PullRequest as JSON,
+    # the other columns are what queries filter on and what the full-text index reads.
+    db["prs"].create(
+        {
+            "uid": str,
+            "repo": str,
+            "number": int,
+            "sha": str,
+            "title": str,
+            "body": str,
+            "author": str,
+            "merged_at": str,  # UTC, ISO 8601: sorts and compares as text
+            "paths": str,
+            "summary": str,
+            "source": str,
+            "content_hash": str,
+            "data": str,
+            "fetched_at": str,
+        },
+        pk="uid",
+    )
+    db["prs"].create_index(["repo", "merged_at"])
+    db["prs"].create_index(["repo", "number"], unique=True)
+
+
+@migration
+def m002_analyses(db: Database) -> None:
+    db["analyses"].create(
+        {
+            "key": str,  # hash of (repo, number, content hash, engine, model, version, language)
+            "repo": str,
+            "number": int,
+            "content_hash": str,
+            "engine": str,
+            "model": str,
+            "version": str,
+            "lang": str,
+            "data": str,
+            "created_at": str,
+        },
+        pk="key",
+    )
+    db["analyses"].create_index(["repo", "number"])
+
+
+@migration
+def m003_reports(db: Database) -> None:
+    db["reports"].create(
+        {
+            "id": int,
+            "repo": str,
+            "since": str,
+            "until": str,
+            "tz": str,
+            "engine": str,
+            "lang": str,
+            "created_at": str,
+            "data": str,
+        },
+        pk="id",
+    )
+    db["reports"].create_index(["repo", "since", "until"])
+
+
+@migration
+def m004_prs_fts(db: Database) -> None:
+    # Triggers keep the index current on every insert, upsert and summary update.
+    db["prs"].enable_fts(["title", "body", "paths", "summary"], create_triggers=True, tokenize="porter")
