@@ -27,7 +27,7 @@ class _Section(BaseModel):
 
 
 class StorageSettings(_Section):
-    db: Path = DEFAULT_DB
+    db: Path = Field(default=DEFAULT_DB, validate_default=True)
 
     @field_validator("db")
     @classmethod
@@ -80,9 +80,10 @@ class GithubSettings(_Section):
 
 
 class Settings(_Section):
-    storage: StorageSettings = StorageSettings()
-    report: ReportSettings = ReportSettings()
-    github: GithubSettings = GithubSettings()
+    # Factories, not instances: defaults such as the home folder are read when settings load.
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    report: ReportSettings = Field(default_factory=ReportSettings)
+    github: GithubSettings = Field(default_factory=GithubSettings)
     repos: list[RepoSettings] = []
     public_url: str | None = None
     config_path: Path | None = None
@@ -202,12 +203,17 @@ def locate_key(text: str, loc: tuple[str, ...]) -> int:
     for number, line in enumerate(text.splitlines(), start=1):
         header = _HEADER.match(line)
         if header:
-            parts = tuple(_unquote(p.strip()) for p in header.group(2).split("."))
+            names = [_unquote(p.strip()) for p in header.group(2).split(".")]
             if header.group(1) == "[[":
-                index = counts.get(".".join(parts), -1) + 1
-                counts[".".join(parts)] = index
-                parts = (*parts, str(index))
-            table = parts
+                counts[".".join(names)] = counts.get(".".join(names), -1) + 1
+            # A table inside an array of tables belongs to that array's latest entry.
+            parts: list[str] = []
+            for i, name in enumerate(names):
+                parts.append(name)
+                prefix = ".".join(names[: i + 1])
+                if prefix in counts:
+                    parts.append(str(counts[prefix]))
+            table = tuple(parts)
             depth = _prefix_depth(table, loc)
             if depth > best_depth:
                 best, best_depth = number, depth

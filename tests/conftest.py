@@ -1,0 +1,115 @@
+"""Test hygiene: no inherited tokens or proxies, a temporary database, killable subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+MILES_DATA = SHARED / "data" / "radixark__miles__2026-08-10.json"
+REPLAY = SHARED / "tools" / "replay_history.py"
+
+_SCRUB_PREFIXES = ("PRDIGEST_", "OPENAI_", "GITHUB_", "GIT_")
+_PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+def pytest_report_header() -> list[str]:
+    import sqlite3
+
+    return [f"sqlite: {sqlite3.sqlite_version}, sqlite-utils: {sqlite_utils.__version__}"]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Each test starts with no secrets, no proxies and its own database."""
+    for name in list(os.environ):
+        if name.startswith(_SCRUB_PREFIXES) or name in _PROXIES or name == "GITHUB_TOKEN":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    db = tmp_path / "prdigest.db"
+    monkeypatch.setenv("PRDIGEST_DB", str(db))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return db
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli() -> Iterator[object]:
+    """Run `prdigest ...` in a subprocess that is killed in teardown if it outlives the test."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def run(*args: str, timeout: float = 60, cwd: Path | None = None) -> Run:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "prdigest.cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=cwd,
+        )
+        procs.append(proc)
+        out, err = proc.communicate(timeout=timeout)
+        return Run(proc.returncode, out, err)
+
+    yield run
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def git_env(
+    name: str = "Dev One", email: str = "dev1@example.com", date: str | None = None
+) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        GIT_AUTHOR_NAME=name,
+        GIT_AUTHOR_EMAIL=email,
+        GIT_COMMITTER_NAME="GitHub",
+        GIT_COMMITTER_EMAIL="noreply@github.com",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+    )
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    return env
+
+
+def git(repo: Path, *args: str, **env_kw: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=git_env(**env_kw), timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def miles_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The replayed miles week (2026-08-10..16): real messages, authors, dates and numstat."""
+    if not MILES_DATA.exists():
+        pytest.skip(f"{MILES_DATA} is not here")
+    out = tmp_path_factory.mktemp("miles") / "miles"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    subprocess.run(
+        [sys.executable, str(REPLAY), str(MILES_DATA), str(out)],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    return out

@@ -1,0 +1,164 @@
+"""The git source on a small repository that holds every shape of history it must read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from prdigest.errors import SourceError
+from prdigest.models import Window
+from prdigest.sources.gitlog import DIFF_LINES_PER_PR, GitSource, identity
+
+WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
+
+
+def commit(repo: Path, message: str, date: str, **who: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, date=date, **who)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "clone"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "core.py").write_text("a = 1\nb = 2\n")
+    (path / "old_name.py").write_text("x = 1\n" * 20)
+    commit(path, "initial", "2026-09-01T10:00:00+08:00")
+    # Sunday 23:59 UTC+8: before the window.
+    (path / "core.py").write_text("a = 1\nb = 3\n")
+    commit(path, "fix: before the window (#10)", "2026-09-06T23:59:00+08:00")
+    # Monday 07:30 in Asia/Shanghai is still Sunday in UTC: inside the window.
+    (path / "core.py").write_text("a = 1\nb = 4\nc = 5\n")
+    commit(
+        path,
+        "feat(core): add c (#11)\n\nFollow-up to #10.\n\nCo-authored-by: Pair Person <pair@example.com>",
+        "2026-09-06T23:30:00+00:00",
+        name="Alice",
+        email="123+alice-gh@users.noreply.github.com",
+    )
+    # A rename and a binary file.
+    git(path, "mv", "old_name.py", "new_name.py")
+    (path / "logo.png").write_bytes(bytes(range(256)) * 4)
+    commit(
+        path, "refactor: rename and add logo (#12)", "2026-09-08T10:00:00+08:00", name="Bob", email="b@x.org"
+    )
+    # A direct push: no PR number.
+    (path / "README.md").write_text("hello\n")
+    commit(path, "docs: readme typo", "2026-09-09T10:00:00+08:00", name="Carol", email="c@x.org")
+    # A merge commit from a branch, authored on the branch by Dave.
+    git(path, "checkout", "-q", "-b", "feature")
+    (path / "big.py").write_text("".join(f"line {i}\n" for i in range(DIFF_LINES_PER_PR + 50)))
+    commit(path, "add big module", "2026-09-10T09:00:00+08:00", name="Dave", email="dave@x.org")
+    git(path, "checkout", "-q", "main")
+    git(
+        path,
+        "merge",
+        "-q",
+        "--no-ff",
+        "feature",
+        "-m",
+        "Merge pull request #13 from dave/feature\n\nAdd the big module",
+        date="2026-09-10T12:00:00+08:00",
+        name="Maintainer",
+        email="m@x.org",
+    )
+    # The Monday after the window.
+    (path / "core.py").write_text("a = 2\n")
+    commit(path, "fix: after (#14)", "2026-09-14T00:00:00+08:00")
+    return path
+
+
+def by_number(prs):
+    return {p.number: p for p in prs}
+
+
+def test_reads_squash_merges_merge_commits_and_direct_pushes(repo: Path) -> None:
+    prs = GitSource(repo).fetch(WEEK)
+    assert [p.number for p in prs] == [11, 12, None, 13]
+    push = prs[2]
+    assert push.is_direct_push and push.title == "docs: readme typo" and push.author == "Carol"
+    merge = by_number(prs)[13]
+    assert merge.title == "Add the big module"
+    assert merge.author == "Dave"  # the branch's author, not the merger
+    assert merge.merged_by == "Maintainer"
+    assert merge.files is not None and [f.path for f in merge.files] == ["big.py"]
+
+
+def test_window_is_whole_days_in_the_timezone(repo: Path) -> None:
+    prs = by_number(GitSource(repo).fetch(WEEK))
+    assert 10 not in prs and 14 not in prs
+    assert 11 in prs  # merged Monday 07:30 +08:00, which is Sunday in UTC
+    utc_week = Window(since="2026-09-07", until="2026-09-13", tz="UTC")
+    assert 11 not in by_number(GitSource(repo).fetch(utc_week))
+
+
+def test_title_author_co_authors_and_references(repo: Path) -> None:
+    pr = by_number(GitSource(repo).fetch(WEEK))[11]
+    assert pr.title == "feat(core): add c"
+    assert pr.author == "alice-gh"  # login from the noreply address
+    assert pr.co_authors == ["Pair Person <pair@example.com>"]
+    assert pr.related == [10]
+    assert (pr.additions, pr.deletions) == (2, 1)
+
+
+def test_unknown_signals_are_none_not_empty(repo: Path) -> None:
+    pr = by_number(GitSource(repo).fetch(WEEK))[11]
+    for signal in ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at"):
+        assert getattr(pr, signal) is None, signal
+    assert pr.merged_by is None  # a squash merge does not say who merged it
+
+
+def test_renames_and_binary_files(repo: Path) -> None:
+    pr = by_number(GitSource(repo).fetch(WEEK))[12]
+    files = {f.path: f for f in pr.files or []}
+    assert files["new_name.py"].status == "renamed"
+    assert files["new_name.py"].previous_path == "old_name.py"
+    assert files["logo.png"].binary and files["logo.png"].additions is None
+    assert files["logo.png"].status == "added"
+
+
+def test_diff_excerpt_is_capped(repo: Path) -> None:
+    prs = by_number(GitSource(repo).fetch(WEEK))
+    big = prs[13].diff_excerpt or ""
+    assert big.startswith("diff --git a/big.py b/big.py")
+    assert sum(1 for line in big.splitlines() if line.startswith("+")) == DIFF_LINES_PER_PR
+    assert big.endswith("(50 more changed lines)")
+    small = prs[11].diff_excerpt or ""
+    assert "-b = 3" in small and "+b = 4" in small and "+c = 5" in small
+
+
+def test_repository_name_from_origin(repo: Path) -> None:
+    assert GitSource(repo).repo == "local/clone"
+    git(repo, "remote", "add", "origin", "git@github.com:acme-ml/trainer.git")
+    source = GitSource(repo)
+    assert source.repo == "acme-ml/trainer"
+    assert by_number(source.fetch(WEEK))[11].url == "https://github.com/acme-ml/trainer/pull/11"
+    assert GitSource(repo, repo="other/name").repo == "other/name"
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="is not a git repository"):
+        GitSource(tmp_path)
+    with pytest.raises(SourceError, match="is not a directory"):
+        GitSource(tmp_path / "missing")
+
+
+def test_empty_repository(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    with pytest.raises(SourceError, match="has no commits"):
+        GitSource(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "email", "expected"),
+    [
+        ("Shi Dong", "Shi-Dong@users.noreply.github.com", "Shi-Dong"),
+        ("Tao Lin", "12345+nblintao@users.noreply.github.com", "nblintao"),
+        ("Tao Lin", "tao.lin@radixark.ai", "Tao Lin"),
+    ],
+)
+def test_identity(name: str, email: str, expected: str) -> None:
+    assert identity(name, email) == expected

@@ -1,0 +1,143 @@
+"""The SQLite cache: migrations, upserts, analysis keys, full-text search, threads."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from prdigest.errors import StorageError
+from prdigest.models import PRAnalysis, PullRequest, Window
+from prdigest.storage import Store
+from prdigest.storage.db import analysis_key
+from prdigest.storage.migrations import MIGRATIONS
+
+WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
+
+
+def pr(
+    number: int | None, title: str = "fix: something", merged: str = "2026-09-08T10:00:00+08:00", **kw
+) -> PullRequest:
+    return PullRequest(
+        repo="acme/x", number=number, sha=f"{number or 0:040d}", title=title, author="alice",
+        merged_at=datetime.fromisoformat(merged), **kw,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "cache.db")
+    yield s
+    s.close()
+
+
+def test_migrations_are_recorded_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    first = Store(path)
+    names = [fn.__name__ for fn in MIGRATIONS]
+    assert first.schema_versions() == names
+    first.close()
+    again = Store(path)  # reopening applies nothing twice
+    assert again.schema_versions() == names
+    assert again.integrity()["journal_mode"] == "wal"
+    again.close()
+
+
+def test_upsert_by_repo_and_number(store: Store) -> None:
+    store.upsert_prs([pr(1, "first title"), pr(2)])
+    store.upsert_prs([pr(1, "edited title")])
+    assert store.count_prs("acme/x") == 2
+    got = store.get_pr("acme/x", 1)
+    assert got is not None and got.title == "edited title"
+    assert store.get_pr("acme/x", 99) is None
+
+
+def test_unknown_survives_the_round_trip(store: Store) -> None:
+    store.upsert_prs([pr(3, labels=[], reviews=None)])
+    got = store.get_pr("acme/x", 3)
+    assert got is not None
+    assert got.labels == []  # known: none
+    assert got.reviews is None  # unknown
+
+
+def test_window_query_uses_the_timezone(store: Store) -> None:
+    store.upsert_prs([
+        pr(1, merged="2026-09-06T23:59:59+08:00"),
+        pr(2, merged="2026-09-06T23:30:00+00:00"),  # Monday 07:30 in Shanghai
+        pr(3, merged="2026-09-13T23:59:59+08:00"),
+        pr(4, merged="2026-09-14T00:00:00+08:00"),
+        pr(None, "direct push", merged="2026-09-09T00:00:00+08:00"),
+    ])  # fmt: skip
+    got = store.prs_in_window("acme/x", WEEK)
+    assert [p.number for p in got] == [2, None, 3]
+
+
+def test_analysis_is_keyed_by_content_engine_version_and_language(store: Store) -> None:
+    p = pr(5)
+    store.upsert_prs([p])
+    analysis = PRAnalysis(repo="acme/x", number=5, summary="Fixes the login race", importance=6, insight=4,
+                          engine="rules", version="rules-1")  # fmt: skip
+    key = store.put_analysis(p, analysis, "en")
+    assert key == analysis_key("acme/x", 5, p.content_hash(), "rules", None, "rules-1", "en")
+    assert store.get_analysis(key) == analysis
+    # Another language, another rules version or changed content is another analysis.
+    assert key != analysis_key("acme/x", 5, p.content_hash(), "rules", None, "rules-1", "zh")
+    assert key != analysis_key("acme/x", 5, p.content_hash(), "rules", None, "rules-2", "en")
+    assert key != analysis_key("acme/x", 5, pr(5, "other").content_hash(), "rules", None, "rules-1", "en")
+
+
+def test_full_text_index_follows_upserts_and_summaries(store: Store) -> None:
+    store.upsert_prs([pr(6, "feat: nvfp4 kernel"), pr(7, "docs: typo")])
+    assert [p.number for p in store.search_prs("nvfp4")] == [6]
+    store.upsert_prs([pr(6, "feat: fp8 kernel")])  # the trigger replaces the old text
+    assert store.search_prs("nvfp4") == []
+    assert [p.number for p in store.search_prs("fp8 kernel?")] == [6]  # raw text is safe
+    store.put_analysis(pr(7, "docs: typo"), PRAnalysis(repo="acme/x", number=7, summary="Sandbox quickstart",
+                                                       importance=1, insight=1), "en")  # fmt: skip
+    assert [p.number for p in store.search_prs("who touched the sandbox?")] == [7]
+    assert store.search_prs('"AND (') == []
+
+
+def test_reports_are_kept(store: Store) -> None:
+    from prdigest.analysis.report import build_report
+    from prdigest.config import ReportSettings
+
+    report = build_report(
+        "acme/x", WEEK, [pr(8)], source="fixture", unavailable=[], settings=ReportSettings()
+    )
+    report_id = store.save_report(report)
+    assert store.get_report(report_id) == report
+
+
+def test_writes_from_many_threads(store: Store) -> None:
+    errors: list[BaseException] = []
+    base = datetime(2026, 9, 8, tzinfo=UTC)
+
+    def write(start: int) -> None:
+        try:
+            for n in range(start, start + 50):
+                store.upsert_prs([pr(n, merged=(base + timedelta(minutes=n)).isoformat())])
+                store.prs_in_window("acme/x", WEEK)
+        except BaseException as exc:  # collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(i * 100 + 1,), daemon=True) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert errors == []
+    assert store.count_prs("acme/x") == 200
+
+
+def test_unreadable_database(tmp_path: Path) -> None:
+    bad = tmp_path / "not-a-db.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StorageError, match="cannot open the database"):
+        Store(bad)
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    with pytest.raises(StorageError, match="cannot open the database"):
+        Store(blocked / "sub" / "db.sqlite")
