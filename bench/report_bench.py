@@ -75,7 +75,9 @@ def scaled_week(source: Path, target: Path, count: int) -> None:
     target.write_text(json.dumps(out))
 
 
-def report_figures(repo: Path, runs: int, startup: float, tmp: Path, env: dict[str, str]) -> tuple[float, float]:
+def report_figures(
+    repo: Path, runs: int, startup: float, tmp: Path, env: dict[str, str]
+) -> tuple[float, float]:
     times, peaks = [], []
     for k in range(runs):
         db = tmp / f"bench-{repo.name}-{k}.db"
@@ -88,7 +90,9 @@ def report_figures(repo: Path, runs: int, startup: float, tmp: Path, env: dict[s
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--size", type=int, default=2000)
@@ -96,7 +100,9 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "GITHUB_", "OPENAI_"))}
     with tempfile.TemporaryDirectory(prefix="prdigest-bench-") as name:
         tmp = Path(name)
-        startup = statistics.median(timed([*prdigest(), "--version"], env)[0] for _ in range(max(args.runs, 5)))
+        startup = statistics.median(
+            timed([*prdigest(), "--version"], env)[0] for _ in range(max(args.runs, 5))
+        )
         print(f"startup_s={startup:.3f}", flush=True)
 
         miles = tmp / "miles"

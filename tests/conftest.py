@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MILES_DATA = SHARED / "data" / "radixark__miles__2026-08-10.json"
@@ -22,8 +21,9 @@ _PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy
 
 def pytest_report_header() -> list[str]:
     import sqlite3
+    from importlib.metadata import version
 
-    return [f"sqlite: {sqlite3.sqlite_version}, sqlite-utils: {sqlite_utils.__version__}"]
+    return [f"sqlite: {sqlite3.sqlite_version}, sqlite-utils: {version('sqlite-utils')}"]
 
 
 @pytest.fixture(autouse=True)
