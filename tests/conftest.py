@@ -97,6 +97,18 @@ def git(repo: Path, *args: str, **env_kw: str) -> str:
     return proc.stdout
 
 
+def new_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    return path
+
+
+def commit(repo: Path, message: str, date: str, **who: str) -> None:
+    """Commit everything in the work tree, with explicit author and dates."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, date=date, **who)
+
+
 @pytest.fixture(scope="session")
 def miles_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The replayed miles week (2026-08-10..16): real messages, authors, dates and numstat."""

@@ -8,21 +8,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import commit, new_repo
 
 from prdigest import __version__
 
 
 @pytest.fixture
 def clone(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
+    path = new_repo(tmp_path / "repo")
     (path / "a.py").write_text("x = 1\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-qm", "feat: first (#1)", date="2026-09-08T10:00:00+08:00", name="Ann", email="a@x")
+    commit(path, "feat: first (#1)", "2026-09-08T10:00:00+08:00", name="Ann", email="a@x")
     (path / "a.py").write_text("x = 2\n")
-    git(path, "commit", "-qam", "fix: second (#2)", date="2026-09-09T10:00:00+08:00", name="Ben", email="b@x")
+    commit(path, "fix: second (#2)", "2026-09-09T10:00:00+08:00", name="Ben", email="b@x")
     return path
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import commit, git, new_repo
 
 from prdigest.errors import SourceError
 from prdigest.models import Window
@@ -14,16 +14,9 @@ from prdigest.sources.gitlog import DIFF_LINES_PER_PR, GitSource, identity
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
 
 
-def commit(repo: Path, message: str, date: str, **who: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message, date=date, **who)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "clone"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
+    path = new_repo(tmp_path / "clone")
     (path / "core.py").write_text("a = 1\nb = 2\n")
     (path / "old_name.py").write_text("x = 1\n" * 20)
     commit(path, "initial", "2026-09-01T10:00:00+08:00")
