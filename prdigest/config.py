@@ -39,6 +39,7 @@ class ReportSettings(_Section):
     timezone: str = "Asia/Shanghai"
     language: Literal["zh", "en"] = "zh"
     key_pr_limit: int = Field(default=24, ge=1, le=200)
+    key_importance_min: float = Field(default=5.0, ge=0, le=10)
     hot_file_min_prs: int = Field(default=3, ge=2)
 
     @field_validator("timezone")

@@ -251,6 +251,8 @@ class Stats(_Model):
     deletions: int = 0
     files_changed: int = 0
     direct_pushes: int = 0
+    # How many PRs each engine analysed.
+    engines: dict[str, int] = {}
 
 
 class ReportPR(_Model):
@@ -284,12 +286,15 @@ class Theme(_Model):
     prs: list[int]
     story: str
     trend: str = ""
+    # The theme's most important PRs, for the theme/trend table.
+    representative: list[int] = []
 
 
 class RiskObservation(_Model):
     title: str
     prs: list[int]
     evidence: str
+    label: str = ""
 
 
 class Recommendation(_Model):
@@ -313,4 +318,5 @@ class Report(_Model):
     risk_observations: list[RiskObservation] = []
     recommendations: list[Recommendation] = []
     summary: str = ""
+    risk_level: Literal["low", "medium", "high"] = "low"
     unavailable: list[str] = []

@@ -1,4 +1,4 @@
-"""From a source to a Report: read, cache, compute. The CLI, chat and scheduler all call this."""
+"""From a source to a Report: read, cache, analyse once, compute. The CLI, chat and scheduler call this."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from prdigest.analysis import rules
 from prdigest.analysis.report import build_report
-from prdigest.config import Settings
+from prdigest.config import Settings, Taxonomy
 from prdigest.errors import SourceError
-from prdigest.models import OPTIONAL_SIGNALS, PullRequest, Report, Window
+from prdigest.models import OPTIONAL_SIGNALS, PRAnalysis, PullRequest, Report, Window
 from prdigest.storage import Store
+from prdigest.storage.db import analysis_key
 
 
 class Source(Protocol):
@@ -38,6 +40,22 @@ def open_source(git: str | Path | None, fixture: str | Path | None, repo: str | 
     return None
 
 
+def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
+    """The rules engine's analysis of every PR, each computed once and then read from the cache."""
+    version = rules.rules_version(taxonomy)
+    out: dict[int, PRAnalysis] = {}
+    for pr in prs:
+        if pr.number is None:
+            continue
+        key = analysis_key(pr.repo, pr.number, pr.content_hash(), "rules", None, version, lang)
+        cached = store.get_analysis(key)
+        if cached is None:
+            cached = rules.analyse(pr, taxonomy, lang)
+            store.put_analysis(pr, cached, lang)
+        out[pr.number] = cached
+    return out
+
+
 def make_report(
     settings: Settings,
     store: Store,
@@ -48,8 +66,9 @@ def make_report(
     lang: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> Report:
-    """Read the window from the source into the cache, then build the report from the cache."""
+    """Read the window from the source into the cache, analyse it, build the report from the cache."""
     name = repo or (source.repo if source else "")
+    lang = lang or settings.report.language
     if source is not None:
         progress(f"reading {source.kind} source for {name}")
         store.upsert_prs(source.fetch(window))
@@ -58,10 +77,13 @@ def make_report(
         raise SourceError(
             f"the cache holds no PRs of {name}; read them first with --git PATH or --fixture FILE"
         )
-    progress("computing the report")
     prs = store.prs_in_window(name, window)
     if source is None:
         unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and all(getattr(p, s) is None for p in prs))
+    progress(f"analysing {len(prs)} PRs")
+    taxonomy = settings.repo(name).taxonomy
+    analyses = analyse_prs(store, prs, taxonomy, lang)
+    progress("building the report")
     report = build_report(
         name,
         window,
@@ -69,6 +91,8 @@ def make_report(
         source=source.kind if source else "cache",
         unavailable=unavailable,
         settings=settings.report,
+        analyses=analyses,
+        taxonomy=taxonomy,
         lang=lang,
     )
     store.save_report(report)

@@ -40,8 +40,9 @@ def test_report_json_and_markdown(clone: Path, run_cli, tmp_path: Path) -> None:
     result = run_cli("report", "--git", str(clone), "--week", "2026-W37", "--lang", "en", "--out", str(out))
     assert result.returncode == 0 and result.stdout == ""
     text = out.read_text()
-    assert text.startswith("# local/repo weekly report · 2026-09-07 to 2026-09-13")
-    assert "| #2 | fix: second | Ben | +1/-1 |" in text
+    assert text.startswith("# local/repo weekly report · 2026 week 37 (09-07 to 09-13)")
+    assert "- Merged PRs: 2 · Key PRs: 0" in text
+    assert "Engine: rules 2; source: git" in text
 
     zh = run_cli("report", "--git", str(clone), "--week", "2026-W37")
     assert "合入 PR: 2" in zh.stdout

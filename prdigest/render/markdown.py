@@ -1,55 +1,151 @@
-"""The report as Markdown, laid out like the example reports."""
+"""The report as Markdown, laid out like the example reports: six numbered sections."""
 
 from __future__ import annotations
 
+from datetime import date
+
+from prdigest.i18n import risk_name, texts
 from prdigest.models import Report
-from prdigest.render.i18n import texts
 
 
 def escape(text: str) -> str:
-    """Keep PR text inert in a Markdown table cell: no pipes, no markup, no mentions."""
+    """Keep PR text inert: no markup, no links, no table breaks, no @mentions."""
     for char in "\\`*_[]<>|":
         text = text.replace(char, "\\" + char)
-    return text.replace("@", "@\u200b").replace("\n", " ")
+    return text.replace("@", "@\u200b").replace("\r", " ").replace("\n", " ")
+
+
+def title(report: Report) -> str:
+    t = texts(report.lang)
+    since, until = report.window.since, report.window.until
+    year, week, weekday = since.isocalendar()
+    if weekday == 1 and (until - since).days == 6:
+        return t["title_week"].format(repo=report.repo, year=year, week=week, since=since, until=until)
+    return t["title"].format(repo=report.repo, since=since, until=until)
 
 
 def render_markdown(report: Report) -> str:
     t = texts(report.lang)
+    out = [f"# {escape(title(report))}", ""]
+    out += _summary(report, t)
+    if report.stats.merged_prs:
+        out += _themes(report, t) + _trends(report, t) + _risks(report, t)
+        out += _key_prs(report, t) + _recommendations(report, t)
+    out += _appendix(report, t)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _summary(report: Report, t: dict[str, str]) -> list[str]:
+    s = report.stats
+    out = [f"## {t['s_summary']}", ""]
+    if s.merged_prs == 0:
+        out += [t["none"], ""]
+    if report.summary:
+        out += [escape(report.summary), ""]
+    avg = f"{_num(s.avg_importance)} / {_num(s.avg_insight)}"
+    out.append(
+        f"- {t['merged_prs']}: {s.merged_prs} · {t['key_prs']}: {s.key_prs} · {t['avg_scores']}: {avg}"
+    )
+    if s.tags:
+        out.append(f"- {t['tags']}: " + ", ".join(f"{escape(k)} ({n})" for k, n in s.tags.items()))
+    if s.authors:
+        out.append(
+            f"- {t['authors']}: "
+            + ", ".join(f"{escape(a)} ({n}, {s.author_share[a]:.0%})" for a, n in list(s.authors.items())[:8])
+        )
+    if s.hot_files:
+        hot = ", ".join(f"`{h.path}` ({len(h.prs)})" for h in s.hot_files[:8])
+        more = f" (+{len(s.hot_files) - 8})" if len(s.hot_files) > 8 else ""
+        out.append(f"- {t['hot_files'].format(n=s.hot_file_min_prs)}: {hot}{more}")
+    if s.risks:
+        risks = ", ".join(f"{risk_name(k, report.lang)} ({n})" for k, n in s.risks.items())
+        out.append(f"- {t['risk_counts']}: {risks} · {t['risk_level']}: {report.risk_level}")
+    out += [f"- {t['per_day']}: " + ", ".join(f"{_day(d)} {n}" for d, n in s.per_day.items()), ""]
+    return out
+
+
+def _themes(report: Report, t: dict[str, str]) -> list[str]:
+    out = [f"## {t['s_themes']}", ""]
+    if not report.themes:
+        return [*out, t["no_themes"], ""]
+    for i, theme in enumerate(report.themes, start=1):
+        out += [f"### {i}. {escape(theme.title)}", "", escape(theme.story), ""]
+    return out
+
+
+def _trends(report: Report, t: dict[str, str]) -> list[str]:
+    if not report.themes:
+        return []
+    out = [
+        f"## {t['s_trends']}",
+        "",
+        f"| {t['col_theme']} | {t['col_reps']} | {t['col_trend']} |",
+        "| --- | --- | --- |",
+    ]
+    for theme in report.themes:
+        reps = " ".join(f"#{n}" for n in theme.representative or theme.prs[:8])
+        out.append(f"| {escape(theme.title)} | {reps} | {escape(theme.trend)} |")
+    return [*out, ""]
+
+
+def _risks(report: Report, t: dict[str, str]) -> list[str]:
+    out = [f"## {t['s_risks']}", ""]
+    if not report.risk_observations:
+        return [*out, t["no_risk_obs"], ""]
+    for i, obs in enumerate(report.risk_observations, start=1):
+        out.append(f"{i}. **{escape(obs.title)}**: {escape(obs.evidence)}")
+    return [*out, ""]
+
+
+def _key_prs(report: Report, t: dict[str, str]) -> list[str]:
+    key = sorted((p for p in report.prs if p.key), key=lambda p: (-(p.importance or 0), p.number))
+    if not key:
+        return []
+    out = [f"## {t['s_key_prs']}", ""]
+    out += [
+        f"| {t['col_pr']} | {t['col_summary']} | {t['col_scores']} | {t['col_watch']} |",
+        "| --- | --- | --- | --- |",
+    ]
+    for p in key:
+        watch = "; ".join(p.watch[:2]) or "-"
+        out.append(
+            f"| #{p.number} | {escape(p.summary or p.title)} | {_num(p.importance)} / {_num(p.insight)} "
+            f"| {escape(watch)} |"
+        )
+    return [*out, ""]
+
+
+def _recommendations(report: Report, t: dict[str, str]) -> list[str]:
+    if not report.recommendations:
+        return []
+    out = [f"## {t['s_recommendations']}", ""]
+    out += [f"{i}. {escape(rec.text)}" for i, rec in enumerate(report.recommendations, start=1)]
+    return [*out, ""]
+
+
+def _appendix(report: Report, t: dict[str, str]) -> list[str]:
     s = report.stats
     out = [
-        f"# {t['title'].format(repo=report.repo, since=report.window.since, until=report.window.until)}",
+        f"## {t['s_figures']}",
+        "",
+        f"- {t['lines']}: +{s.additions} / -{s.deletions} · {t['files_changed']}: {s.files_changed}"
+        f" · {t['direct_pushes']}: {s.direct_pushes}",
         "",
     ]
-    out += [f"## {t['summary']}", ""]
-    if s.merged_prs == 0 and s.direct_pushes == 0:
-        out += [t["none"], ""]
-    out += [
-        f"- {t['merged_prs']}: {s.merged_prs}",
-        f"- {t['direct_pushes']}: {s.direct_pushes}",
-        f"- {t['lines']}: +{s.additions} / -{s.deletions}",
-        f"- {t['files_changed']}: {s.files_changed}",
-    ]
-    if s.authors:
-        shares = ", ".join(f"{escape(a)} ({n}, {s.author_share[a]:.0%})" for a, n in s.authors.items())
-        out.append(f"- {t['authors']}: {shares}")
-    if s.hot_files:
-        hot = ", ".join(f"`{h.path}` ({len(h.prs)})" for h in s.hot_files)
-        out.append(f"- {t['hot_files'].format(n=s.hot_file_min_prs)}: {hot}")
-    out.append(f"- {t['per_day']}: " + ", ".join(f"{d:%m-%d} {n}" for d, n in s.per_day.items()))
-    out.append("")
-    if report.prs:
-        out += [f"## {t['pr_table']}", "", f"| {t['pr']} | {t['pr_title']} | {t['author']} | {t['churn']} |"]
-        out.append("| --- | --- | --- | --- |")
-        out += [
-            f"| #{p.number} | {escape(p.title)} | {escape(p.author)} | +{p.additions}/-{p.deletions} |"
-            for p in report.prs
-        ]
-        out.append("")
     if report.direct_pushes:
-        out += [f"## {t['direct']}", ""]
+        out += [f"### {t['s_direct']}", ""]
         out += [f"- `{d.sha[:10]}` {escape(d.title)} ({escape(d.author)})" for d in report.direct_pushes]
         out.append("")
     if report.unavailable:
         out += [f"_{t['unavailable'].format(signals=', '.join(report.unavailable))}_", ""]
-    out.append(f"_{t['engine'].format(engine=report.engine, source=report.source)}_")
-    return "\n".join(out) + "\n"
+    engines = ", ".join(f"{e} {n}" for e, n in s.engines.items()) or report.engine
+    out.append(f"_{t['engine'].format(engine=engines, source=report.source)}_")
+    return out
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _day(day: date) -> str:
+    return f"{day:%m-%d}"
