@@ -81,8 +81,22 @@ def report_figures(
     times, peaks = [], []
     for k in range(runs):
         db = tmp / f"bench-{repo.name}-{k}.db"
-        cmd = [*prdigest(), "report", "--git", str(repo), "--since", WEEK[0], "--until", WEEK[1],
-               "--tz", "Asia/Shanghai", "--format", "json", "--db", str(db)]  # fmt: skip
+        cmd = [
+            *prdigest(),
+            "report",
+            "--git",
+            str(repo),
+            "--since",
+            WEEK[0],
+            "--until",
+            WEEK[1],
+            "--tz",
+            "Asia/Shanghai",
+            "--format",
+            "json",
+            "--db",
+            str(db),
+        ]
         elapsed, peak = timed(cmd, env)
         times.append(elapsed)
         peaks.append(peak)

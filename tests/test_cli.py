@@ -50,8 +50,9 @@ def test_report_json_and_markdown(clone: Path, run_cli, tmp_path: Path) -> None:
 
 def test_report_from_the_cache_after_a_git_read(clone: Path, run_cli, clean_env: Path) -> None:
     assert run_cli("report", "--git", str(clone), "--repo", "acme/app", "--week", "2026-W37").returncode == 0
-    cached = run_cli("report", "--repo", "acme/app", "--since", "2026-09-09", "--until", "2026-09-09",
-                     "--format", "json")  # fmt: skip
+    cached = run_cli(
+        "report", "--repo", "acme/app", "--since", "2026-09-09", "--until", "2026-09-09", "--format", "json"
+    )
     assert cached.returncode == 0, cached.stderr
     assert [p["number"] for p in json.loads(cached.stdout)["prs"]] == [2]
     assert clean_env.exists()  # PRDIGEST_DB from the environment

@@ -46,9 +46,18 @@ def recompute(repo: Path) -> dict:
 
 def test_miles_week_figures_equal_git_log(miles_repo: Path, run_cli) -> None:
     result = run_cli(
-        "report", "--git", str(miles_repo), "--since", "2026-08-10", "--until", "2026-08-16",
-        "--tz", "Asia/Shanghai", "--format", "json",
-    )  # fmt: skip
+        "report",
+        "--git",
+        str(miles_repo),
+        "--since",
+        "2026-08-10",
+        "--until",
+        "2026-08-16",
+        "--tz",
+        "Asia/Shanghai",
+        "--format",
+        "json",
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)  # stdout carries the report and nothing else
     expected = recompute(miles_repo)
@@ -69,11 +78,29 @@ def test_json_contract_keys(miles_repo: Path, run_cli) -> None:
     result = run_cli("report", "--git", str(miles_repo), "--week", "2026-W33", "--format", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    for key in ("repo", "window", "engine", "stats", "prs", "themes", "risk_observations",
-                "recommendations", "unavailable"):  # fmt: skip
+    for key in (
+        "repo",
+        "window",
+        "engine",
+        "stats",
+        "prs",
+        "themes",
+        "risk_observations",
+        "recommendations",
+        "unavailable",
+    ):
         assert key in report, key
-    for key in ("merged_prs", "key_prs", "avg_importance", "avg_insight", "tags", "authors",
-                "hot_files", "risks", "per_day"):  # fmt: skip
+    for key in (
+        "merged_prs",
+        "key_prs",
+        "avg_importance",
+        "avg_insight",
+        "tags",
+        "authors",
+        "hot_files",
+        "risks",
+        "per_day",
+    ):
         assert key in report["stats"], key
     pr = report["prs"][0]
     for key in (

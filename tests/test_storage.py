@@ -21,9 +21,14 @@ def pr(
     number: int | None, title: str = "fix: something", merged: str = "2026-09-08T10:00:00+08:00", **kw
 ) -> PullRequest:
     return PullRequest(
-        repo="acme/x", number=number, sha=f"{number or 0:040d}", title=title, author="alice",
-        merged_at=datetime.fromisoformat(merged), **kw,
-    )  # fmt: skip
+        repo="acme/x",
+        number=number,
+        sha=f"{number or 0:040d}",
+        title=title,
+        author="alice",
+        merged_at=datetime.fromisoformat(merged),
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -63,13 +68,15 @@ def test_unknown_survives_the_round_trip(store: Store) -> None:
 
 
 def test_window_query_uses_the_timezone(store: Store) -> None:
-    store.upsert_prs([
-        pr(1, merged="2026-09-06T23:59:59+08:00"),
-        pr(2, merged="2026-09-06T23:30:00+00:00"),  # Monday 07:30 in Shanghai
-        pr(3, merged="2026-09-13T23:59:59+08:00"),
-        pr(4, merged="2026-09-14T00:00:00+08:00"),
-        pr(None, "direct push", merged="2026-09-09T00:00:00+08:00"),
-    ])  # fmt: skip
+    store.upsert_prs(
+        [
+            pr(1, merged="2026-09-06T23:59:59+08:00"),
+            pr(2, merged="2026-09-06T23:30:00+00:00"),  # Monday 07:30 in Shanghai
+            pr(3, merged="2026-09-13T23:59:59+08:00"),
+            pr(4, merged="2026-09-14T00:00:00+08:00"),
+            pr(None, "direct push", merged="2026-09-09T00:00:00+08:00"),
+        ]
+    )
     got = store.prs_in_window("acme/x", WEEK)
     assert [p.number for p in got] == [2, None, 3]
 
@@ -77,8 +84,15 @@ def test_window_query_uses_the_timezone(store: Store) -> None:
 def test_analysis_is_keyed_by_content_engine_version_and_language(store: Store) -> None:
     p = pr(5)
     store.upsert_prs([p])
-    analysis = PRAnalysis(repo="acme/x", number=5, summary="Fixes the login race", importance=6, insight=4,
-                          engine="rules", version="rules-1")  # fmt: skip
+    analysis = PRAnalysis(
+        repo="acme/x",
+        number=5,
+        summary="Fixes the login race",
+        importance=6,
+        insight=4,
+        engine="rules",
+        version="rules-1",
+    )
     key = store.put_analysis(p, analysis, "en")
     assert key == analysis_key("acme/x", 5, p.content_hash(), "rules", None, "rules-1", "en")
     assert store.get_analysis(key) == analysis
@@ -94,8 +108,11 @@ def test_full_text_index_follows_upserts_and_summaries(store: Store) -> None:
     store.upsert_prs([pr(6, "feat: fp8 kernel")])  # the trigger replaces the old text
     assert store.search_prs("nvfp4") == []
     assert [p.number for p in store.search_prs("fp8 kernel?")] == [6]  # raw text is safe
-    store.put_analysis(pr(7, "docs: typo"), PRAnalysis(repo="acme/x", number=7, summary="Sandbox quickstart",
-                                                       importance=1, insight=1), "en")  # fmt: skip
+    store.put_analysis(
+        pr(7, "docs: typo"),
+        PRAnalysis(repo="acme/x", number=7, summary="Sandbox quickstart", importance=1, insight=1),
+        "en",
+    )
     assert [p.number for p in store.search_prs("who touched the sandbox?")] == [7]
     assert store.search_prs('"AND (') == []
 

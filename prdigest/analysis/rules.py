@@ -34,7 +34,7 @@ RULES_VERSION = "rules-1"
 RISK_INPUTS: dict[str, tuple[str, ...]] = {
     "security_sensitive": (),
     "failing_checks": ("checks",),
-    "tests_removed": ("files",),
+    "tests_removed": (),  # removed files need the file list; skip markers need only the diff
     "perf_regression": (),
     "config_breaking": (),
     "large_low_review": ("files", "reviews"),
@@ -162,7 +162,7 @@ def _security(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
     if removed:
         return t["ev_security_removed"].format(code=_quote(removed[0])), "diff"
     match = _SECURITY_TEXT.search(pr.title) or _SECURITY_TEXT.search(f.body)
-    if match:
+    if match and (f.paths is None or f.code_paths):  # a docs page about security is no risk
         return t["ev_security_text"].format(word=match.group(0)), "title" if _SECURITY_TEXT.search(
             pr.title
         ) else "body"
@@ -218,11 +218,12 @@ def _large_low_review(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, s
     if f.churn < LARGE_CHANGE_LINES or not f.code_paths:
         return None
     human = [r for r in pr.reviews if not r.is_bot]
-    substantive = [r for r in human if r.body.strip() or r.state == "CHANGES_REQUESTED"]
     threads = len(pr.review_threads or [])
-    if len(human) <= 1 and not substantive and threads == 0:
+    approved = any(r.state == "APPROVED" for r in human)
+    # Little review: one reviewer's pass at most, or nobody approved it.
+    if (len(human) <= 1 and threads <= 1) or not approved:
         verdict = ", ".join(r.state for r in human) or t["no_review"]
-        return t["ev_large_low_review"].format(lines=f.churn, reviews=verdict), "reviews"
+        return t["ev_large_low_review"].format(lines=f.churn, reviews=verdict, threads=threads), "reviews"
     return None
 
 

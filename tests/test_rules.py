@@ -1,0 +1,177 @@
+"""Taxonomy and rules engine: tags, risk labels with evidence, scores with reasons, unknown inputs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from prdigest.analysis import rules
+from prdigest.analysis.taxonomy import matches, parse_title, tags_for
+from prdigest.config import TagRule, Taxonomy
+from prdigest.models import ChecksState, FileChange, PullRequest, Review, ReviewThread
+from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+
+NOW = datetime(2026, 9, 8, tzinfo=UTC)
+MEGATRON = Taxonomy(
+    tags={"megatron": TagRule(paths=["**/megatron/**"], keywords=["megatron"])},
+    core_paths=["trainer/backends/**"],
+)
+
+
+def make(title: str = "fix: x", files: list[tuple[str, int, int]] | None = None, **kw) -> PullRequest:
+    changes = None
+    if files is not None:
+        changes = [FileChange(path=p, additions=a, deletions=d) for p, a, d in files]
+        kw.setdefault("additions", sum(a for _, a, _ in files))
+        kw.setdefault("deletions", sum(d for _, _, d in files))
+    return PullRequest(repo="a/b", number=7, title=title, author="ann", merged_at=NOW, files=changes, **kw)
+
+
+def labels(pr: PullRequest, taxonomy: Taxonomy = MEGATRON) -> dict[str, str]:
+    return {r.label: r.evidence_source for r in rules.analyse(pr, taxonomy, "en").risks}
+
+
+@pytest.mark.parametrize(
+    ("title", "brackets", "kind", "scope", "breaking", "text"),
+    [
+        ("[ci, megatron] fix: retry", ("ci", "megatron"), "fix", None, False, "retry"),
+        ("feat(rollout)!: new api", (), "feat", "rollout", True, "new api"),
+        ("dashboard: report MFU", (), None, "dashboard", False, "report MFU"),
+        ("Add a page", (), None, None, False, "Add a page"),
+    ],
+)
+def test_parse_title(title, brackets, kind, scope, breaking, text) -> None:
+    parsed = parse_title(title)
+    assert (parsed.brackets, parsed.type, parsed.scope, parsed.breaking, parsed.text) == (
+        brackets,
+        kind,
+        scope,
+        breaking,
+        text,
+    )
+
+
+def test_tags_from_title_labels_paths_and_repository_rules() -> None:
+    pr = make("[ci, megatron] fix: retry NCCL init", [("trainer/x.py", 5, 1), ("tests/test_x.py", 9, 0)])
+    assert tags_for(pr, MEGATRON) == ["ci", "megatron", "bugfix", "testing"]
+    assert "megatron" not in tags_for(pr, Taxonomy())  # an extra tag exists only where configured
+    labelled = make("Speed up loading", [("docs/a.md", 50, 0), ("a.py", 10, 0)], labels=["enhancement"])
+    assert tags_for(labelled, Taxonomy()) == ["performance", "feature", "docs"]
+    by_path = make("Refresh", [("trainer/backends/megatron/sync.py", 1, 1)])
+    assert "megatron" in tags_for(by_path, MEGATRON)
+
+
+def test_globs_match_at_the_top_level() -> None:
+    assert matches("tests/test_a.py", ("**/tests/**",))
+    assert matches("pkg/tests/test_a.py", ("**/tests/**",))
+    assert not matches("pkg/testsuite.py", ("**/tests/**",))
+
+
+def test_each_risk_label_fires_with_its_evidence_source() -> None:
+    core = ("trainer/backends/sync.py", 900, 100)
+    reviews = [Review(author="bob", state="COMMENTED")]
+    cases = {
+        "core_path": (make("refactor: sync", [core], reviews=[]), "paths"),
+        "large_low_review": (make("refactor: sync", [core], reviews=reviews, review_threads=[]), "reviews"),
+        "fork_no_bot_review": (make("fix: x", [("a.py", 1, 1)], is_fork=True, reviews=reviews), "reviews"),
+        "tests_removed": (
+            make("chore: drop", files=None, diff_excerpt="+@pytest.mark.skip(reason='flaky')"),
+            "diff",
+        ),
+        "no_tests": (make("fix: crash", [("a.py", 3, 1)]), "paths"),
+        "dependency_change": (make("chore: bump", [("pyproject.toml", 1, 1)]), "paths"),
+        "config_breaking": (
+            make("refactor: x", diff_excerpt="-  p.add_argument('--old-flag')\n+  x = 1"),
+            "diff",
+        ),
+        "security_sensitive": (make("feat: load", diff_excerpt="+    state = pickle.loads(blob)"), "diff"),
+        "perf_regression": (make("fix: x", body="Throughput drops 8% on H100 as measured."), "body"),
+        "unresolved_threads": (
+            make("fix: x", review_threads=[ReviewThread(is_resolved=False, body="why?")]),
+            "reviews",
+        ),
+        "failing_checks": (
+            make("fix: x", checks=ChecksState(state="FAILURE", failing=["gpu-e2e"])),
+            "checks",
+        ),
+    }
+    assert set(cases) == set(rules.RISK_RULES)
+    for label, (pr, source) in cases.items():
+        found = labels(pr)
+        assert found.get(label) == source, (label, found)
+
+
+def test_tests_removed_by_path_and_perf_suspected() -> None:
+    pr = make("chore: cleanup", [("a.py", 1, 1)])
+    pr.files.append(FileChange(path="tests/test_old.py", additions=0, deletions=40, status="removed"))
+    assert labels(pr)["tests_removed"] == "paths"
+    analysis = rules.analyse(
+        make("perf: x", body="This may cause a slowdown for small batches."), Taxonomy(), "en"
+    )
+    assert analysis.risks[0].evidence.startswith("suspected regression")
+
+
+def test_unknown_inputs_fire_no_rule() -> None:
+    """A git clone: no reviews, threads, forks or checks known, so none of their rules fire."""
+    pr = make("refactor: sync", [("trainer/backends/sync.py", 2000, 100)])
+    assert pr.reviews is None and pr.is_fork is None and pr.checks is None and pr.review_threads is None
+    found = labels(pr)
+    assert not {"large_low_review", "fork_no_bot_review", "unresolved_threads", "failing_checks"} & set(found)
+    assert "core_path" in found  # files are known: that rule runs
+    assert labels(make("fix: crash", files=None)) == {}  # not even the files: no test rule either
+
+
+def test_not_fired_when_the_data_says_no() -> None:
+    bot = Review(author="review-bot", state="COMMENTED", is_bot=True)
+    assert "fork_no_bot_review" not in labels(make("fix: x", [("a.py", 1, 1)], is_fork=True, reviews=[bot]))
+    resolved = ReviewThread(is_resolved=True, body="ok")
+    outdated = ReviewThread(is_resolved=False, is_outdated=True, body="old")
+    assert "unresolved_threads" not in labels(make("fix: x", review_threads=[resolved, outdated]))
+    assert "failing_checks" not in labels(make("fix: x", checks=ChecksState(state="SUCCESS")))
+    tested = make("fix: crash", [("a.py", 3, 1), ("tests/test_a.py", 10, 0)])
+    assert "no_tests" not in labels(tested)
+    safe = make("fix: x", diff_excerpt="-    proc = run(cmd, shell=True)\n+    proc = run(argv, shell=False)")
+    assert labels(safe)["security_sensitive"] == "diff"  # the removed call is the evidence, not the new one
+    assert "rename" not in str(labels(make("docs: rename the Agentic Env page")))
+
+
+def test_scores_are_bounded_and_explained() -> None:
+    big = make(
+        "feat(sync): new transport",
+        [("trainer/backends/a.py", 3000, 900), ("trainer/rollout/b.py", 800, 0), ("tests/test_a.py", 300, 0)],
+        body="Because the old one raced, " * 40,
+    )
+    small = make("docs: typo", [("docs/a.md", 1, 1)])
+    a, b = rules.analyse(big, MEGATRON, "en"), rules.analyse(small, MEGATRON, "en")
+    assert 0 <= b.importance < a.importance <= 10 and 0 <= b.insight < a.insight <= 10
+    assert b.importance <= 4  # docs only
+    assert any("core paths" in r for r in a.reasons) and any("size 5000 lines" in r for r in a.reasons)
+    assert a.summary == "sync: New transport"
+    assert a.version == rules.rules_version(MEGATRON) != rules.rules_version(Taxonomy())
+
+
+def test_clean_body_strips_template_boilerplate() -> None:
+    body = "## Motivation\nFix the race.\n<!-- template -->\n## Checklist\n- [x] tests\n- [ ] docs\n"
+    assert rules.clean_body(body) == "Fix the race."
+
+
+def test_demo_week_risks_land_on_the_intended_prs() -> None:
+    source = FixtureSource(demo_fixture_path())
+    found = {p.number: set(labels(p, Taxonomy())) for p in source.prs}
+    expected = {
+        4131: "unresolved_threads",
+        4127: "fork_no_bot_review",
+        4140: "tests_removed",
+        4116: "tests_removed",
+        4120: "security_sensitive",
+        4124: "large_low_review",
+        4142: "failing_checks",
+        4109: "dependency_change",
+        4129: "config_breaking",
+        4137: "perf_regression",
+        4108: "no_tests",
+    }
+    for number, label in expected.items():
+        assert label in found[number], (number, found[number])
+    assert "fork_no_bot_review" not in found[4110]  # a fork that the bot did review
