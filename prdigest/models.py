@@ -255,6 +255,17 @@ class Stats(_Model):
     engines: dict[str, int] = {}
 
 
+class WeekFigures(_Model):
+    """One earlier week's figures, from the cache, for the trend charts."""
+
+    since: date
+    until: date
+    merged_prs: int
+    additions: int
+    deletions: int
+    authors: int
+
+
 class ReportPR(_Model):
     number: int
     title: str
@@ -319,4 +330,6 @@ class Report(_Model):
     recommendations: list[Recommendation] = []
     summary: str = ""
     risk_level: Literal["low", "medium", "high"] = "low"
+    # Earlier weeks the cache holds PRs for, oldest first; weeks it knows nothing of are left out.
+    history: list[WeekFigures] = []
     unavailable: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -95,5 +96,18 @@ def make_report(
         taxonomy=taxonomy,
         lang=lang,
     )
+    report.history = store.week_figures(name, earlier_weeks(window, HISTORY_WEEKS))
     store.save_report(report)
     return report
+
+
+HISTORY_WEEKS = 8
+
+
+def earlier_weeks(window: Window, count: int) -> list[Window]:
+    """The `count` windows of the same length before this one, oldest first."""
+    span = window.until - window.since + timedelta(days=1)
+    return [
+        Window(since=window.since - span * k, until=window.until - span * k, tz=window.tz)
+        for k in range(count, 0, -1)
+    ]

@@ -112,3 +112,25 @@ def test_demo_command(run_cli) -> None:
     assert result.returncode == 0, result.stderr
     assert "acme-ml/trainer weekly report" in result.stdout
     assert "#4124" in result.stdout and "Merged PRs" in result.stdout
+
+
+def test_history_holds_the_earlier_weeks_the_cache_knows(tmp_path: Path) -> None:
+    from prdigest.config import load_settings
+    from prdigest.pipeline import make_report
+    from prdigest.storage import Store
+
+    store = Store(tmp_path / "h.db")
+    week = [
+        PullRequest(repo="a/b", number=n, title="fix: x", author=a, additions=10, deletions=n, merged_at=at)
+        for n, a, at in [
+            (1, "ann", "2026-08-25T10:00:00+08:00"),  # week 35
+            (2, "ben", "2026-08-26T10:00:00+08:00"),
+            (3, "ann", "2026-09-08T10:00:00+08:00"),  # week 37
+        ]
+    ]
+    store.upsert_prs(week)
+    window = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
+    report = make_report(load_settings(env={}), store, None, window, repo="a/b")
+    assert [(h.since, h.merged_prs, h.additions, h.deletions, h.authors) for h in report.history] == [
+        (date(2026, 8, 24), 2, 20, 3, 2)  # week 36 holds nothing in the cache: left out, not zero
+    ]

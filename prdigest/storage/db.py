@@ -18,7 +18,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from prdigest.errors import StorageError
-from prdigest.models import PRAnalysis, PullRequest, Report, Window
+from prdigest.models import PRAnalysis, PullRequest, Report, WeekFigures, Window
 from prdigest.storage.migrations import migrate
 
 _WORD = re.compile(r"\w+")
@@ -94,6 +94,33 @@ class Store:
                 [repo, _utc(window.start), _utc(window.end)],
             )
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
+
+    def week_figures(self, repo: str, windows: list[Window]) -> list[WeekFigures]:
+        """Merged PRs, churn and authors per window, in SQL; windows with no cached PR are left out."""
+        out = []
+        with self._locked() as db:
+            for w in windows:
+                row = next(
+                    db.query(
+                        "select count(*) as n, coalesce(sum(json_extract(data, '$.additions')), 0) as a, "
+                        "coalesce(sum(json_extract(data, '$.deletions')), 0) as d, "
+                        "count(distinct author) as authors from prs "
+                        "where repo = ? and number is not null and merged_at >= ? and merged_at < ?",
+                        [repo, _utc(w.start), _utc(w.end)],
+                    )
+                )
+                if row["n"]:
+                    out.append(
+                        WeekFigures(
+                            since=w.since,
+                            until=w.until,
+                            merged_prs=row["n"],
+                            additions=row["a"],
+                            deletions=row["d"],
+                            authors=row["authors"],
+                        )
+                    )
+        return out
 
     def get_pr(self, repo: str, number: int) -> PullRequest | None:
         with self._locked() as db:
