@@ -1,4 +1,4 @@
-"""Every fixed text prdigest writes, one table per language: headings, risk names, rules prose."""
+"""The report's fixed texts: headings, risk names, the rules engine's prose; one table per language."""
 
 from __future__ import annotations
 
@@ -348,10 +348,3 @@ TEXT: dict[str, dict[str, str]] = {
     },
 }
 
-
-def texts(lang: str) -> dict[str, str]:
-    return TEXT.get(lang, TEXT["en"])
-
-
-def risk_name(label: str, lang: str) -> str:
-    return RISK_NAMES.get(lang, RISK_NAMES["en"]).get(label, label)

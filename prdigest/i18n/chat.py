@@ -1,0 +1,3 @@
+"""Fixed texts of the chat, one table per language."""
+
+TEXT: dict[str, dict[str, str]] = {"zh": {}, "en": {}}
