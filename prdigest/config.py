@@ -65,6 +65,8 @@ class Taxonomy(_Section):
 
 class RepoSettings(_Section):
     name: str
+    # A local clone to read instead of GitHub.
+    git: Path | None = None
     taxonomy: Taxonomy = Taxonomy()
 
     @field_validator("name")
@@ -73,6 +75,13 @@ class RepoSettings(_Section):
         if not REPO_NAME.fullmatch(value):
             raise ValueError(f"{value!r} is not OWNER/NAME")
         return value
+
+
+class AdminSettings(_Section):
+    """Who may change subscriptions from chat: user ids per platform."""
+
+    lark: list[str] = []
+    slack: list[str] = []
 
 
 class GithubSettings(_Section):
@@ -86,6 +95,7 @@ class Settings(_Section):
     report: ReportSettings = Field(default_factory=ReportSettings)
     github: GithubSettings = Field(default_factory=GithubSettings)
     repos: list[RepoSettings] = []
+    admins: AdminSettings = Field(default_factory=AdminSettings)
     public_url: str | None = None
     config_path: Path | None = None
 

@@ -333,3 +333,35 @@ class Report(_Model):
     # Earlier weeks the cache holds PRs for, oldest first; weeks it knows nothing of are left out.
     history: list[WeekFigures] = []
     unavailable: list[str] = []
+
+
+# --- chat ---------------------------------------------------------------------
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+class Subscription(_Model):
+    """A chat's weekly report of one repository. Created from the config file or from chat by an admin."""
+
+    id: int | None = None
+    platform: Literal["lark", "slack", "console"]
+    chat_id: str
+    repo: str
+    source: Literal["github", "git"] = "github"
+    git_path: str | None = None
+    day: Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"] = "mon"
+    time: str = Field(default="09:30", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    tz: str = "Asia/Shanghai"
+    lang: Literal["zh", "en"] = "zh"
+    top_n: int = Field(default=10, ge=1, le=50)
+    silent_when_empty: bool = False
+    created_by: str = ""
+    created_at: datetime | None = None
+
+    @field_validator("tz")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            return zone(value).key
+        except UsageError as exc:  # a validation error, so config files can name the key and line
+            raise ValueError(str(exc)) from None

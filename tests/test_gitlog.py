@@ -155,3 +155,12 @@ def test_empty_repository(tmp_path: Path) -> None:
 )
 def test_identity(name: str, email: str, expected: str) -> None:
     assert identity(name, email) == expected
+
+
+def test_fetch_one_pr_by_number(repo: Path) -> None:
+    source = GitSource(repo)
+    squash = source.fetch_pr(10)  # outside any window: found in the whole history
+    assert squash is not None and squash.title == "fix: before the window"
+    merge = source.fetch_pr(13)
+    assert merge is not None and merge.author == "Dave" and merge.diff_excerpt
+    assert source.fetch_pr(1) is None  # "(#1)" is named by no commit

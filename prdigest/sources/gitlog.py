@@ -112,10 +112,11 @@ class GitSource:
         # git filters on committer date but may stop early on skewed clocks: read a margin, filter exactly.
         since = (window.start - timedelta(days=2)).isoformat()
         until = (window.end + timedelta(days=2)).isoformat()
-        commits = [c for c in self._commits(since, until) if window.contains(c.committed_at)]
+        span = (f"--since={since}", f"--until={until}")
+        commits = [c for c in self._commits(*span) if window.contains(c.committed_at)]
         if not commits:
             return []
-        excerpts = self._diff_excerpts(since, until, {c.sha for c in commits})
+        excerpts = self._diff_excerpts(*span, wanted={c.sha for c in commits})
         second_parents = [c.parents[1] for c in commits if len(c.parents) > 1]
         branch_authors = self._authors(second_parents)
         prs = [self._to_pr(c, excerpts.get(c.sha), branch_authors) for c in commits]
@@ -152,17 +153,18 @@ class GitSource:
         if returncode != 0:
             raise SourceError(f"git log failed in {self.path}: {stderr.strip()}")
 
-    def _commits(self, since: str, until: str) -> Iterator[_Commit]:
-        for chunk in self._log(
-            f"--format={_FORMAT}",
-            "--raw",
-            "--numstat",
-            "-z",
-            "-M",
-            f"--since={since}",
-            f"--until={until}",
-            self.ref,
-        ):
+    def fetch_pr(self, number: int) -> PullRequest | None:
+        """One PR by number, from anywhere in the first-parent history; None when no commit names it."""
+        grep = ("--fixed-strings", f"--grep=(#{number})", f"--grep=Merge pull request #{number} ")
+        for commit in self._commits(*grep):
+            pr = self._to_pr(commit, None, self._authors(commit.parents[1:2]))
+            if pr.number == number:
+                excerpts = self._diff_excerpts(*grep, wanted={commit.sha})
+                return pr.model_copy(update={"diff_excerpt": excerpts.get(commit.sha)})
+        return None
+
+    def _commits(self, *filters: str) -> Iterator[_Commit]:
+        for chunk in self._log(f"--format={_FORMAT}", "--raw", "--numstat", "-z", "-M", *filters, self.ref):
             header, _, rest = chunk.partition("\0")
             sha, parents, name, email, committed, message = header.split("\x1f", 5)
             commit = _Commit(
@@ -176,20 +178,11 @@ class GitSource:
             commit.files = _parse_changes(rest.lstrip("\n").split("\0"))
             yield commit
 
-    def _diff_excerpts(self, since: str, until: str, wanted: set[str]) -> dict[str, str]:
+    def _diff_excerpts(self, *filters: str, wanted: set[str]) -> dict[str, str]:
         """Added and removed lines per commit, capped, with the file headers they belong to."""
         excerpts: dict[str, str] = {}
-        for chunk in self._log(
-            "--format=%x1e%H",
-            "-p",
-            "-U0",
-            "--no-color",
-            "--no-ext-diff",
-            "-M",
-            f"--since={since}",
-            f"--until={until}",
-            self.ref,
-        ):
+        patch_args = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
+        for chunk in self._log(*patch_args, *filters, self.ref):
             sha, _, patch = chunk.partition("\n")
             if sha in wanted:
                 excerpts[sha] = _excerpt(patch)
