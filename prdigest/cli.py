@@ -125,10 +125,12 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
 
 @cli.command()
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
+@click.option("--no-chat", is_flag=True, help="Print the report and stop, without the console chat.")
 @_common
-def demo(lang: str | None, config: str | None, db: str | None) -> None:
-    """Run the demo week through the whole pipeline, offline (rules engine, SQLite, no network)."""
+def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) -> None:
+    """Run the demo week through the whole pipeline, offline (rules engine, SQLite, no network), then chat."""
     import tempfile
+    from datetime import datetime, time, timedelta
 
     from rich.console import Console
 
@@ -140,12 +142,54 @@ def demo(lang: str | None, config: str | None, db: str | None) -> None:
     settings = _settings(config, db)
     source = FixtureSource(demo_fixture_path())
     assert source.window is not None, "the demo fixture names its week"
+    console = Console()
     with tempfile.TemporaryDirectory(prefix="prdigest-demo-") as tmp:
         # The demo keeps to a throwaway cache unless --db names one.
         store = Store(Path(db) if db else Path(tmp) / "demo.db")
         result = make_report(settings, store, source, source.window, lang=lang)
+        render_terminal(result, console)
+        if not no_chat:
+            # "Last week" in the demo chat is the demo week: its clock stands on the Monday after.
+            monday = datetime.combine(source.window.until + timedelta(days=1), time(10), source.window.zone)
+            _chat(settings, store, source, console, lang, clock=lambda: monday)
         store.close()
-    render_terminal(result, Console())
+
+
+@cli.command()
+@click.option("--git", "git", type=click.Path(), help="Chat about a local clone.")
+@click.option("--fixture", type=click.Path(), help="Chat about the PRs of a JSON fixture file.")
+@click.option("--repo", help="Repository OWNER/NAME (alone: from the cache).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
+@_common
+def chat(
+    git: str | None,
+    fixture: str | None,
+    repo: str | None,
+    lang: str | None,
+    config: str | None,
+    db: str | None,
+) -> None:
+    """Chat with prdigest in the terminal, with the commands of Lark and Slack, as an admin."""
+    from rich.console import Console
+
+    from prdigest.pipeline import open_source
+    from prdigest.storage import Store
+
+    settings = _settings(config, db)
+    source = open_source(git, fixture, repo) if (git or fixture) else None
+    store = Store(settings.storage.db)
+    _chat(settings, store, source, Console(), lang, default_repo=repo)
+    store.close()
+
+
+def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None, **services: Any) -> None:
+    from prdigest.bot.console import run_console
+    from prdigest.handlers import Services
+    from prdigest.pipeline import source_factory
+
+    services["default_repo"] = services.get("default_repo") or (source.repo if source else None)
+    svc = Services(settings=settings, store=store, source_for=source_factory(settings, source), **services)
+    run_console(svc, console, lang)
 
 
 def main() -> None:

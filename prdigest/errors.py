@@ -2,7 +2,16 @@
 
 
 class PrdigestError(Exception):
-    """Base of every error prdigest reports to a user instead of a traceback."""
+    """Base of every error prdigest reports to a user instead of a traceback.
+
+    ``key`` and ``params`` name a fixed text (prdigest.i18n) so that chat can say it in the
+    asker's language; the message itself is English, for the CLI and logs.
+    """
+
+    def __init__(self, message: str, key: str | None = None, **params: object):
+        super().__init__(message)
+        self.key = key
+        self.params = params
 
 
 class UsageError(PrdigestError):

@@ -172,7 +172,12 @@ class Window(_Model):
 
     def model_post_init(self, __context: object) -> None:
         if self.until < self.since:
-            raise UsageError(f"the window ends ({self.until}) before it starts ({self.since})")
+            raise UsageError(
+                f"the window ends ({self.until}) before it starts ({self.since})",
+                "err_window_order",
+                since=self.since,
+                until=self.until,
+            )
 
     @property
     def zone(self) -> ZoneInfo:
@@ -201,7 +206,9 @@ class Window(_Model):
         try:
             monday = date.fromisocalendar(year, week, 1)
         except ValueError as exc:
-            raise UsageError(f"{year}-W{week:02d} is not an ISO week") from exc
+            raise UsageError(
+                f"{year}-W{week:02d} is not an ISO week", "err_week", text=f"{year}-W{week:02d}"
+            ) from exc
         return cls(since=monday, until=monday + timedelta(days=6), tz=tz)
 
     @classmethod
@@ -217,7 +224,9 @@ def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ValueError, KeyError) as exc:  # ZoneInfoNotFoundError is a KeyError
-        raise UsageError(f"unknown timezone {name!r} (use an IANA name such as Asia/Shanghai)") from exc
+        raise UsageError(
+            f"unknown timezone {name!r} (use an IANA name such as Asia/Shanghai)", "err_zone", text=name
+        ) from exc
 
 
 # --- the report -------------------------------------------------------------

@@ -16,13 +16,15 @@ def parse_date(text: str, what: str = "date") -> date:
     try:
         return date.fromisoformat(text.strip())
     except ValueError:
-        raise UsageError(f"bad {what} {text!r}: use YYYY-MM-DD, e.g. 2026-09-07") from None
+        raise UsageError(
+            f"bad {what} {text!r}: use YYYY-MM-DD, e.g. 2026-09-07", "err_date", text=text
+        ) from None
 
 
 def parse_week(text: str, tz: str) -> Window:
     match = _WEEK.match(text.strip())
     if not match:
-        raise UsageError(f"bad week {text!r}: use YYYY-Www, e.g. 2026-W37")
+        raise UsageError(f"bad week {text!r}: use YYYY-Www, e.g. 2026-W37", "err_week", text=text)
     return Window.iso_week(int(match.group(1)), int(match.group(2)), tz)
 
 

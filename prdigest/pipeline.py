@@ -41,6 +41,23 @@ def open_source(git: str | Path | None, fixture: str | Path | None, repo: str | 
     return None
 
 
+def source_factory(settings: Settings, given: Source | None = None) -> Callable[[str], Source | None]:
+    """Where each repository's PRs come from: the source the command was given, a clone named in
+    the settings, else none (the cache only)."""
+
+    def source_for(repo: str) -> Source | None:
+        if given is not None and given.repo == repo:
+            return given
+        clone = settings.repo(repo).git
+        if clone is not None:
+            from prdigest.sources.gitlog import GitSource
+
+            return GitSource(clone, repo=repo)
+        return None
+
+    return source_for
+
+
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
     """The rules engine's analysis of every PR, each computed once and then read from the cache."""
     version = rules.rules_version(taxonomy)
@@ -65,6 +82,7 @@ def make_report(
     *,
     repo: str | None = None,
     lang: str | None = None,
+    save: bool = True,
     progress: Callable[[str], None] = lambda _: None,
 ) -> Report:
     """Read the window from the source into the cache, analyse it, build the report from the cache."""
@@ -97,7 +115,8 @@ def make_report(
         lang=lang,
     )
     report.history = store.week_figures(name, earlier_weeks(window, HISTORY_WEEKS))
-    store.save_report(report)
+    if save:
+        store.save_report(report)
     return report
 
 

@@ -347,4 +347,3 @@ TEXT: dict[str, dict[str, str]] = {
         "judge_mixed": "Several threads moved at once; ",
     },
 }
-

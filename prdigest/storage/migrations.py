@@ -105,3 +105,60 @@ def m003_reports(db: Database) -> None:
 def m004_prs_fts(db: Database) -> None:
     # Triggers keep the index current on every insert, upsert and summary update.
     db["prs"].enable_fts(["title", "body", "paths", "summary"], create_triggers=True, tokenize="porter")
+
+
+@migration
+def m005_github(db: Database) -> None:
+    # GitHub's updatedAt of each cached PR: a re-sync fetches only PRs that changed since.
+    db["pr_updates"].create(
+        {"repo": str, "number": int, "updated_at": str, "synced_at": str}, pk=("repo", "number")
+    )
+    # A merged PR's diff never changes: its capped excerpt is fetched once and kept.
+    db["diffs"].create({"repo": str, "number": int, "diff": str, "fetched_at": str}, pk=("repo", "number"))
+
+
+@migration
+def m006_subscriptions(db: Database) -> None:
+    # One weekly report of one repository in one chat; the scheduler reads these.
+    db["subscriptions"].create(
+        {
+            "id": int,
+            "platform": str,
+            "chat_id": str,
+            "repo": str,
+            "data": str,
+            "created_at": str,
+        },
+        pk="id",
+    )
+    db["subscriptions"].create_index(["platform", "chat_id", "repo"], unique=True)
+
+
+@migration
+def m007_llm_calls(db: Database) -> None:
+    # One row per request sent to an LLM: what it cost and how it ended; never prompt or answer text.
+    db["llm_calls"].create(
+        {
+            "id": int,
+            "created_at": str,
+            "run_id": str,
+            "purpose": str,
+            "subject": str,
+            "model": str,
+            "prompt_version": str,
+            "prompt_hash": str,
+            "rung": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "latency_ms": int,
+            "outcome": str,
+        },
+        pk="id",
+    )
+    db["llm_calls"].create_index(["run_id"])
+    db["llm_calls"].create_index(["created_at"])
+    # Validated narratives and answers by request hash: a rerun over unchanged data pays nothing.
+    db["llm_outputs"].create(
+        {"key": str, "purpose": str, "model": str, "prompt_version": str, "data": str, "created_at": str},
+        pk="key",
+    )

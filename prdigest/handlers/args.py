@@ -1,0 +1,106 @@
+"""Reading a command's arguments: repository, period, PR number, count, schedule, language."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from prdigest.errors import UsageError
+from prdigest.models import WEEKDAYS, zone
+
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_PR = re.compile(r"^#(-?\d+)$")
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
+_PERIOD = re.compile(r"^(\d{4}-\d{1,2}-\d{1,2}(\.\.\d{4}-\d{1,2}-\d{1,2})?|\d{4}-?w\d{1,2})$", re.I)
+_LAST_WEEK = {"--last-week", "last-week", "lastweek", "上周"}
+_THIS_WEEK = {"--this-week", "this-week", "thisweek", "本周"}
+_DAYS_ZH = {
+    "周一": "mon",
+    "周二": "tue",
+    "周三": "wed",
+    "周四": "thu",
+    "周五": "fri",
+    "周六": "sat",
+    "周日": "sun",
+}
+MAX_PR_NUMBER = 10**9
+
+
+@dataclass
+class Args:
+    repo: str | None = None
+    period: str | None = None
+    number: int | None = None
+    count: int | None = None
+    day: str | None = None
+    time: str | None = None
+    tz: str | None = None
+    lang: str | None = None
+    rest: list[str] = field(default_factory=list)
+
+
+def read_args(text: str) -> Args:
+    """Sort the tokens of an argument string; raises UsageError for a token that is plainly wrong."""
+    args = Args()
+    tokens = text.replace("，", " ").replace(",", " ").split()
+    i = 0
+    while i < len(tokens):
+        token, low = tokens[i], tokens[i].lower()
+        pair = f"{low} {tokens[i + 1].lower()}" if i + 1 < len(tokens) else ""
+        if pair in ("last week", "this week"):
+            args.period = pair.replace(" ", "-")
+            i += 2
+            continue
+        i += 1
+        if low in _LAST_WEEK or low in _THIS_WEEK:
+            args.period = "last-week" if low in _LAST_WEEK else "this-week"
+        elif _PERIOD.match(low):
+            args.period = token
+        elif match := _PR.match(token):
+            args.number = pr_number(match.group(1))
+        elif match := _TIME.match(token):
+            args.time = clock_time(int(match.group(1)), int(match.group(2)))
+        elif low[:3] in WEEKDAYS and low.isalpha() and len(low) <= 9:
+            args.day = low[:3]
+        elif token in _DAYS_ZH:
+            args.day = _DAYS_ZH[token]
+        elif low in ("zh", "en", "中文", "english"):
+            args.lang = {"中文": "zh", "english": "en"}.get(low, low)
+        elif _is_zone(token):
+            args.tz = zone(token).key
+        elif _REPO.match(token):
+            args.repo = token
+        elif token.isdigit():
+            args.count = int(token) if len(token) < 6 else 10**6
+        else:
+            args.rest.append(token)
+    return args
+
+
+def pr_number(text: str) -> int:
+    number = int(text) if len(text) < 12 else MAX_PR_NUMBER + 1
+    if not 0 < number <= MAX_PR_NUMBER:
+        raise UsageError(f"#{text} is not a pull request number", "err_pr_number", text=text[:20])
+    return number
+
+
+def clock_time(hour: int, minute: int) -> str:
+    if hour > 23 or minute > 59:
+        raise UsageError(
+            f"{hour}:{minute:02d} is not a time of day (use HH:MM, e.g. 09:30)",
+            "err_time",
+            text=f"{hour}:{minute:02d}",
+        )
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _is_zone(token: str) -> bool:
+    if token.upper() == "UTC":
+        return True
+    if "/" not in token or not token[:1].isupper():
+        return False
+    try:
+        zone(token)
+    except UsageError:
+        return False
+    return True

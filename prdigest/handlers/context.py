@@ -1,0 +1,38 @@
+"""Who asks, where, and the services a handler may use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel
+
+from prdigest.config import Settings
+from prdigest.pipeline import Source
+from prdigest.storage import Store
+
+
+class Context(BaseModel):
+    platform: Literal["lark", "slack", "console"]
+    chat_id: str
+    user_id: str
+    # A language forced by the caller (the console's --lang); else the chat's subscription or the command's.
+    lang: Literal["zh", "en"] | None = None
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    # The repository of a chat with no subscription (the console's --repo/--git/--fixture).
+    default_repo: str | None = None
+    # Where to read a repository's PRs that the cache lacks; None: the cache is all there is.
+    source_for: Callable[[str], Source | None] = lambda repo: None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    def is_admin(self, ctx: Context) -> bool:
+        if ctx.platform == "console":  # a private console session is its owner's
+            return True
+        return ctx.user_id in getattr(self.settings.admins, ctx.platform)

@@ -1,0 +1,98 @@
+"""explain #N: what a PR does, why it scored so, its risks with evidence, unresolved threads, files."""
+
+from __future__ import annotations
+
+from prdigest.errors import UsageError
+from prdigest.handlers.args import read_args
+from prdigest.handlers.commands import Command, command
+from prdigest.handlers.context import Context, Services
+from prdigest.handlers.replies import Reply
+from prdigest.handlers.scope import Scope, resolve, text_reply
+from prdigest.i18n import risk_name, texts
+from prdigest.models import PRAnalysis, PullRequest, zone
+from prdigest.pipeline import analyse_prs
+from prdigest.render.markdown import escape
+
+MAX_FILES = 15
+_UNKNOWN = ("reviews", "review_threads", "checks", "is_fork", "labels")
+
+
+@command("explain", en=("explain", "why"), zh=("解释", "说明"))
+def explain(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    args = read_args(cmd.args)
+    if args.number is None:
+        raise UsageError("name the PR with its number, e.g. explain #3128", "err_pr_missing")
+    scope = resolve(cmd, ctx, svc, args)
+    pr, looked = _find(svc, scope, args.number)
+    t = texts(scope.lang)
+    if pr is None:
+        text = t["explain_not_found"].format(number=args.number, repo=scope.repo, where=", ".join(looked))
+        return text_reply("text", scope.lang, text, repo=scope.repo)
+    taxonomy = svc.settings.repo(scope.repo).taxonomy
+    analysis = analyse_prs(svc.store, [pr], taxonomy, scope.lang)[args.number]
+    title = t["explain_title"].format(number=pr.number, title=pr.title)
+    return text_reply(
+        "explain",
+        scope.lang,
+        _text(pr, analysis, t, scope),
+        title=title,
+        repo=scope.repo,
+        pr=pr,
+        analysis=analysis,
+    )
+
+
+def _find(svc: Services, scope: Scope, number: int) -> tuple[PullRequest | None, list[str]]:
+    """The cache first; then the repository's source, when it can fetch one PR."""
+    t = texts(scope.lang)
+    looked = [t["where_cache"]]
+    pr = svc.store.get_pr(scope.repo, number)
+    if pr is not None:
+        return pr, looked
+    source = svc.source_for(scope.repo)
+    fetch = getattr(source, "fetch_pr", None)
+    if source is None or fetch is None:
+        return None, [*looked, t["where_no_source"]]
+    looked.append(t["where_source"].format(kind=source.kind))
+    pr = fetch(number)
+    if pr is not None:
+        svc.store.upsert_prs([pr])
+    return pr, looked
+
+
+def _text(pr: PullRequest, a: PRAnalysis, t: dict[str, str], scope: Scope) -> str:
+    out = [f"**{escape(t['explain_title'].format(number=pr.number, title=pr.title))}**", ""]
+    merged = pr.merged_at.astimezone(zone(scope.tz)).date()
+    meta = t["explain_meta"].format(
+        author=escape(pr.author),
+        merged=merged,
+        additions=pr.additions,
+        deletions=pr.deletions,
+        imp=f"{a.importance:g}",
+        ins=f"{a.insight:g}",
+    )
+    tags = t["explain_tags"].format(tags=", ".join(a.tags) or "-")
+    out += [meta, "", escape(a.summary), "", escape(a.explanation), "", tags]
+    out += ["", f"**{t['explain_why']}**"] + [f"- {escape(r)}" for r in a.reasons]
+    out += ["", f"**{t['explain_risks']}**"]
+    out += [
+        f"- {risk_name(r.label, scope.lang)}: {escape(r.evidence)} [{r.evidence_source}]" for r in a.risks
+    ]
+    if not a.risks:
+        out.append(t["explain_no_risks"])
+    unknown = [s for s in _UNKNOWN if getattr(pr, s) is None]
+    if unknown:
+        out.append(t["explain_unknown"].format(signals=", ".join(unknown)))
+    if a.unresolved:
+        out += ["", f"**{t['explain_unresolved']}**"] + [f"- {escape(u)}" for u in a.unresolved]
+    files = pr.files or []
+    if files:
+        out += ["", f"**{t['explain_files'].format(n=len(files))}**"]
+        out += [f"- `{f.path}` +{f.additions or 0}/-{f.deletions or 0}" for f in files[:MAX_FILES]]
+        if len(files) > MAX_FILES:
+            out.append(t["explain_more_files"].format(n=len(files) - MAX_FILES))
+    if pr.related:
+        out += ["", t["explain_related"].format(prs=" ".join(f"#{n}" for n in pr.related))]
+    if pr.url:
+        out += ["", t["explain_link"].format(url=pr.url)]
+    return "\n".join(out)

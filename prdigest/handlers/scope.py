@@ -1,0 +1,85 @@
+"""What a command is about: the repository, the language, the period; and the week's report from the cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from prdigest.errors import UsageError
+from prdigest.handlers.args import Args
+from prdigest.handlers.commands import Command, Lang
+from prdigest.handlers.context import Context, Services
+from prdigest.handlers.replies import Reply
+from prdigest.i18n import texts
+from prdigest.models import Report, Subscription, Window, zone
+from prdigest.periods import parse_period
+from prdigest.pipeline import make_report
+from prdigest.storage.subscriptions import list_subscriptions
+
+
+class Answer(Exception):
+    """A reply that ends the command early (which repository?, bad input, a refusal)."""
+
+    def __init__(self, reply: Reply):
+        super().__init__(reply.text)
+        self.reply = reply
+
+
+@dataclass
+class Scope:
+    repo: str
+    lang: Lang
+    tz: str
+    subscription: Subscription | None
+
+
+def text_reply(kind: str, lang: Lang, text: str, **kw: object) -> Reply:
+    return Reply(kind=kind, lang=lang, text=text, **kw)  # type: ignore[arg-type]
+
+
+def resolve(cmd: Command, ctx: Context, svc: Services, args: Args) -> Scope:
+    """The repository named, else the chat's only subscription, else the session's default."""
+    subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
+    lang: Lang = ctx.lang or cmd.lang
+    t = texts(lang)
+    repo = args.repo
+    if repo is None and len(subs) > 1:
+        repos = ", ".join(s.repo for s in subs)
+        raise Answer(text_reply("text", lang, t["which_repo"].format(repos=repos, first=subs[0].repo)))
+    if repo is None:
+        repo = subs[0].repo if subs else svc.default_repo
+    if repo is None:
+        raise Answer(text_reply("text", lang, t["no_repo"]))
+    sub = next((s for s in subs if s.repo == repo), None)
+    if sub is not None and ctx.lang is None:
+        lang = sub.lang
+    tz = sub.tz if sub else svc.settings.report.timezone
+    return Scope(repo=repo, lang=lang, tz=tz, subscription=sub)
+
+
+def window_of(args: Args, scope: Scope, svc: Services) -> Window:
+    """The period named, else the last complete week in the chat's timezone."""
+    now = svc.clock()
+    if args.period == "this-week":
+        monday = Window.last_complete_week(now, scope.tz).until + timedelta(days=1)
+        return Window(since=monday, until=now.astimezone(zone(scope.tz)).date(), tz=scope.tz)
+    return parse_period(args.period or "last-week", scope.tz, now)
+
+
+def week_report(
+    svc: Services, scope: Scope, window: Window, *, sync: bool = False, save: bool = False
+) -> Report:
+    """The period's report from the cache; read from the source first when asked to, or when the cache
+    holds nothing of that period."""
+    source = svc.source_for(scope.repo)
+    if source is not None and (sync or not svc.store.prs_in_window(scope.repo, window)):
+        return make_report(
+            svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save
+        )
+    if svc.store.count_prs(scope.repo) == 0:
+        raise UsageError(f"the cache holds no PRs of {scope.repo}", "err_empty_cache", repo=scope.repo)
+    return make_report(svc.settings, svc.store, None, window, repo=scope.repo, lang=scope.lang, save=save)
+
+
+def period_text(window: Window, lang: Lang) -> str:
+    return texts(lang)["period"].format(since=window.since, until=window.until)

@@ -1,0 +1,84 @@
+"""subscribe, unsubscribe, subscriptions: the chat's weekly reports. Only admins may change them."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from prdigest.handlers.args import read_args
+from prdigest.handlers.commands import Command, command
+from prdigest.handlers.context import Context, Services
+from prdigest.handlers.replies import Reply
+from prdigest.handlers.scope import text_reply
+from prdigest.i18n import texts
+from prdigest.models import Subscription
+from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
+
+
+def _admin_only(cmd: Command, ctx: Context, svc: Services) -> Reply | None:
+    if svc.is_admin(ctx):
+        return None
+    lang = ctx.lang or cmd.lang
+    return text_reply("refusal", lang, texts(lang)["sub_refused"])
+
+
+def describe(sub: Subscription, lang: str) -> str:
+    t = texts(lang)
+    return t["sub_line"].format(
+        repo=sub.repo, day=t[f"day_{sub.day}"], time=sub.time, tz=sub.tz, lang=t[f"lang_{sub.lang}"]
+    )
+
+
+@command("subscribe", en=("subscribe",), zh=("订阅",), admin=True)
+def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    refusal = _admin_only(cmd, ctx, svc)
+    if refusal:
+        return refusal
+    args = read_args(cmd.args)
+    lang = ctx.lang or cmd.lang
+    t = texts(lang)
+    if args.repo is None:
+        return text_reply("text", lang, t["sub_needs_repo"])
+    configured = svc.settings.repo(args.repo).git
+    sub = Subscription(
+        platform=ctx.platform,
+        chat_id=ctx.chat_id,
+        repo=args.repo,
+        source="git" if configured else "github",
+        git_path=str(configured) if configured else None,
+        day=args.day or "mon",
+        time=args.time or "09:30",
+        tz=args.tz or svc.settings.report.timezone,
+        lang=args.lang or cmd.lang,
+        created_by=ctx.user_id,
+        created_at=svc.clock().astimezone(UTC),
+    )
+    saved = save_subscription(svc.store, sub)
+    text = t["sub_saved"].format(
+        repo=saved.repo, day=t[f"day_{saved.day}"], time=saved.time, tz=saved.tz, lang=t[f"lang_{saved.lang}"]
+    )
+    return text_reply("subscriptions", lang, text, repo=saved.repo, subscriptions=[saved])
+
+
+@command("unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), admin=True)
+def unsubscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    refusal = _admin_only(cmd, ctx, svc)
+    if refusal:
+        return refusal
+    args = read_args(cmd.args)
+    lang = ctx.lang or cmd.lang
+    t = texts(lang)
+    if args.repo is None:
+        return text_reply("text", lang, t["sub_needs_repo"])
+    removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, args.repo)
+    return text_reply("text", lang, t["sub_removed" if removed else "sub_missing"].format(repo=args.repo))
+
+
+@command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))
+def subscriptions(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    lang = ctx.lang or cmd.lang
+    t = texts(lang)
+    subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
+    if not subs:
+        return text_reply("subscriptions", lang, t["subs_none"])
+    text = "\n".join([f"**{t['subs_title']}**", ""] + [f"- {describe(s, lang)}" for s in subs])
+    return text_reply("subscriptions", lang, text, subscriptions=subs)

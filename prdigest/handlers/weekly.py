@@ -1,0 +1,110 @@
+"""Commands about a period: risks, top, authors, hot files, report. Each: parse, gather, decide, reply."""
+
+from __future__ import annotations
+
+from prdigest.handlers.args import read_args
+from prdigest.handlers.commands import Command, command
+from prdigest.handlers.context import Context, Services
+from prdigest.handlers.replies import Reply
+from prdigest.handlers.scope import period_text, resolve, text_reply, week_report, window_of
+from prdigest.i18n import texts
+from prdigest.models import ReportPR
+from prdigest.render.markdown import escape, render_markdown
+
+DEFAULT_TOP = 5
+MAX_TOP = 24
+
+
+@command("risks", en=("show risks", "risks", "risk"), zh=("风险",))
+def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    args = read_args(cmd.args)
+    scope = resolve(cmd, ctx, svc, args)
+    window = window_of(args, scope, svc)
+    report = week_report(svc, scope, window)
+    t, period = texts(scope.lang), period_text(window, scope.lang)
+    if not report.risk_observations:
+        text = t["risks_none"].format(repo=scope.repo, period=period, n=report.stats.merged_prs)
+        return text_reply("risks", scope.lang, text, repo=scope.repo, report=report)
+    title = t["risks_title"].format(repo=scope.repo, period=period)
+    lines = [f"**{escape(title)}**", ""]
+    lines += [
+        f"{i}. **{escape(o.title)}**: {escape(o.evidence)}" for i, o in enumerate(report.risk_observations, 1)
+    ]
+    return text_reply(
+        "risks", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report,
+        risks=report.risk_observations,
+    )  # fmt: skip
+
+
+@command("top", en=("top prs", "top"), zh=("重点", "重要"))
+def top(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    args = read_args(cmd.args)
+    scope = resolve(cmd, ctx, svc, args)
+    window = window_of(args, scope, svc)
+    count = min(max(args.count or DEFAULT_TOP, 1), MAX_TOP)
+    report = week_report(svc, scope, window)
+    t, period = texts(scope.lang), period_text(window, scope.lang)
+    ranked = sorted(report.prs, key=lambda p: (-(p.importance or 0), p.number))[:count]
+    if not ranked:
+        return text_reply(
+            "prs", scope.lang, t["prs_none"].format(repo=scope.repo, period=period), repo=scope.repo
+        )
+    title = t["top_title"].format(n=len(ranked), repo=scope.repo, period=period)
+    lines = [f"**{escape(title)}**", ""] + [f"{i}. {pr_line(p, t)}" for i, p in enumerate(ranked, 1)]
+    return text_reply("prs", scope.lang, "\n".join(lines), title=title, repo=scope.repo, prs=ranked)
+
+
+def pr_line(p: ReportPR, t: dict[str, str]) -> str:
+    return t["pr_line"].format(
+        number=p.number, summary=escape(p.summary or p.title), imp=_score(p.importance), ins=_score(p.insight)
+    )
+
+
+@command("authors", en=("authors",), zh=("作者",))
+def authors(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    args = read_args(cmd.args)
+    scope = resolve(cmd, ctx, svc, args)
+    window = window_of(args, scope, svc)
+    report = week_report(svc, scope, window)
+    t, period, s = texts(scope.lang), period_text(window, scope.lang), report.stats
+    if not s.authors:
+        return text_reply(
+            "text", scope.lang, t["prs_none"].format(repo=scope.repo, period=period), repo=scope.repo
+        )
+    title = t["authors_title"].format(repo=scope.repo, period=period, n=s.merged_prs)
+    lines = [f"**{escape(title)}**", ""] + [
+        "- " + t["authors_line"].format(author=escape(a), n=n, share=f"{s.author_share[a]:.0%}")
+        for a, n in s.authors.items()
+    ]
+    return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)
+
+
+@command("hot", en=("hot files", "hotfiles", "hot"), zh=("热点文件", "热点"))
+def hot_files(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    args = read_args(cmd.args)
+    scope = resolve(cmd, ctx, svc, args)
+    window = window_of(args, scope, svc)
+    report = week_report(svc, scope, window)
+    t, period, s = texts(scope.lang), period_text(window, scope.lang), report.stats
+    if not s.hot_files:
+        text = t["hot_none"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
+        return text_reply("text", scope.lang, text, repo=scope.repo)
+    title = t["hot_title"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
+    lines = [f"**{escape(title)}**", ""] + [
+        "- " + t["hot_line"].format(path=h.path, n=len(h.prs), prs=" ".join(f"#{n}" for n in h.prs))
+        for h in s.hot_files[:20]
+    ]
+    return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)
+
+
+@command("report", en=("report", "weekly report"), zh=("报告", "周报"))
+def report(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    args = read_args(cmd.args)
+    scope = resolve(cmd, ctx, svc, args)
+    window = window_of(args, scope, svc)
+    built = week_report(svc, scope, window, sync=True, save=True)
+    return text_reply("report", scope.lang, render_markdown(built), repo=scope.repo, report=built)
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
