@@ -1,0 +1,115 @@
+"""Every GraphQL query prdigest sends is valid against GitHub's public schema and within its node limit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import graphql
+import pytest
+from fakes.github_api import SCHEMA_PATH
+
+from prdigest.sources import github
+
+GITHUB_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "github" / "schema.graphql"
+NODE_LIMIT = 500_000  # GitHub's limit on the nodes one request may ask for
+PAGE_LIMIT = 100  # GitHub's limit on first/last
+
+# Each query with the variables it is sent with at its largest.
+QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "list": (github.LIST_QUERY, {}),
+    "batch": (github.BATCH_QUERY, {"ids": ["id"] * github.BATCH_SIZE}),
+    "one": (github.PR_QUERY, {}),
+    # Threads carry a nested list: the largest follow-up.
+    "follow-up": (github.follow_up_query(["reviewThreads"] * github.FOLLOW_UPS_PER_REQUEST), {}),
+}
+
+
+@pytest.fixture(scope="module")
+def schema() -> graphql.GraphQLSchema:
+    if not GITHUB_SCHEMA.exists():
+        pytest.skip(f"GitHub's schema is not at {GITHUB_SCHEMA}")
+    # GitHub's published SDL fails graphql-core's own checks (duplicate fields): build it unchecked.
+    return graphql.build_schema(GITHUB_SCHEMA.read_text(), assume_valid=True, assume_valid_sdl=True)
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_query_is_valid_against_githubs_schema(schema: graphql.GraphQLSchema, name: str) -> None:
+    query, _ = QUERIES[name]
+    assert graphql.validate(schema, graphql.parse(query)) == []
+
+
+def test_every_follow_up_list_is_valid(schema: graphql.GraphQLSchema) -> None:
+    for connection in github.CONNECTIONS:
+        assert graphql.validate(schema, graphql.parse(github.follow_up_query([connection]))) == [], connection
+
+
+def test_a_misspelt_field_would_be_caught(schema: graphql.GraphQLSchema) -> None:
+    errors = graphql.validate(schema, graphql.parse(github.PR_QUERY.replace("isResolved", "resolved")))
+    assert errors and "resolved" in errors[0].message
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_query_stays_within_githubs_node_limit(name: str) -> None:
+    query, variables = QUERIES[name]
+    document = graphql.parse(query)
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, graphql.FragmentDefinitionNode)
+    }
+    (operation,) = [d for d in document.definitions if isinstance(d, graphql.OperationDefinitionNode)]
+    nodes = count_nodes(operation.selection_set, 1, fragments, variables)
+    assert 0 < nodes <= NODE_LIMIT
+    if name == "batch":
+        assert nodes < 50_000  # 50 PRs with all their first pages: a twentieth of the limit
+
+
+def count_nodes(
+    selections: graphql.SelectionSetNode | None,
+    parents: int,
+    fragments: dict[str, graphql.FragmentDefinitionNode],
+    variables: dict[str, Any],
+) -> int:
+    """GitHub's rule: each connection asks for first/last nodes per parent node; sum over connections."""
+    total = 0
+    for selection in selections.selections if selections else ():
+        if isinstance(selection, graphql.FragmentSpreadNode):
+            total += count_nodes(fragments[selection.name.value].selection_set, parents, fragments, variables)
+        elif isinstance(selection, graphql.InlineFragmentNode):
+            total += count_nodes(selection.selection_set, parents, fragments, variables)
+        elif isinstance(selection, graphql.FieldNode):
+            args = {
+                a.name.value: graphql.value_from_ast_untyped(a.value, variables)
+                for a in selection.arguments or ()
+            }
+            size = args.get("first", args.get("last"))
+            if size is None and isinstance(args.get("ids"), list):
+                size = len(args["ids"])  # nodes(ids:) returns one node per id
+            if size is not None:
+                assert size <= PAGE_LIMIT, f"{selection.name.value} asks for {size} nodes"
+                total += parents * size
+            total += count_nodes(selection.selection_set, parents * (size or 1), fragments, variables)
+    return total
+
+
+def test_the_fakes_schema_is_a_subset_of_githubs(schema: graphql.GraphQLSchema) -> None:
+    """The fake answers only what GitHub could: same types, fields, arguments and values."""
+    fake = graphql.build_schema(SCHEMA_PATH.read_text())
+    for name, fake_type in fake.type_map.items():
+        if name.startswith("__") or name in graphql.specified_scalar_types:
+            continue
+        real = schema.type_map.get(name)
+        assert real is not None and type(real) is type(fake_type), name
+        if isinstance(fake_type, graphql.GraphQLObjectType | graphql.GraphQLInterfaceType):
+            assert {i.name for i in fake_type.interfaces} <= {i.name for i in real.interfaces}, name
+            for field_name, field in fake_type.fields.items():
+                real_field = real.fields.get(field_name)
+                assert real_field is not None, f"{name}.{field_name}"
+                assert str(field.type) == str(real_field.type), f"{name}.{field_name}"
+                for arg_name, arg in field.args.items():
+                    assert str(arg.type) == str(real_field.args[arg_name].type), (
+                        f"{name}.{field_name}({arg_name})"
+                    )
+        elif isinstance(fake_type, graphql.GraphQLEnumType):
+            assert set(fake_type.values) <= set(real.values), name
+        elif isinstance(fake_type, graphql.GraphQLUnionType):
+            assert {t.name for t in fake_type.types} <= {t.name for t in real.types}, name
