@@ -97,13 +97,53 @@ def report(
     settings = _settings(config, db)
     zone_name = zone(tz).key if tz else settings.report.timezone
     window = window_from_options(since, until, week, last_week, zone_name, datetime.now(UTC))
-    source = open_source(git, fixture, repo)
+    source = open_source(settings, git, fixture, repo)
     store = Store(settings.storage.db)
     console = _stderr()
     with console.status("working…") as status:
         result = make_report(settings, store, source, window, repo=repo, lang=lang, progress=status.update)
     store.close()
     _emit(result, fmt, out)
+
+
+@cli.command()
+@click.option("--repo", required=True, help="Repository OWNER/NAME on GitHub.")
+@click.option("--since", help="First day, YYYY-MM-DD.")
+@click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
+@click.option("--week", help="An ISO week, e.g. 2026-W37.")
+@click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
+@click.option("--tz", help="Timezone of the window's days (default from the config: Asia/Shanghai).")
+@_common
+def sync(
+    repo: str,
+    since: str | None,
+    until: str | None,
+    week: str | None,
+    last_week: bool,
+    tz: str | None,
+    config: str | None,
+    db: str | None,
+) -> None:
+    """Fill the cache with a period's merged PRs from GitHub, asking only for what changed."""
+    from datetime import UTC, datetime
+
+    from prdigest.models import zone
+    from prdigest.periods import window_from_options
+    from prdigest.sources.github import make_client
+    from prdigest.sources.sync import sync as sync_window
+    from prdigest.storage import Store
+
+    settings = _settings(config, db)
+    zone_name = zone(tz).key if tz else settings.report.timezone
+    window = window_from_options(since, until, week, last_week, zone_name, datetime.now(UTC))
+    source = make_client(settings).source(repo)
+    store = Store(settings.storage.db)
+    with _stderr().status(f"syncing {repo}…"):
+        result = sync_window(store, source, window)
+    store.close()
+    click.echo(result.describe())
+    if result.partial:
+        sys.exit(3)  # the cache keeps what was read; a rerun asks only for the rest
 
 
 def _emit(report: Any, fmt: str, out: str | None) -> None:
@@ -176,7 +216,7 @@ def chat(
     from prdigest.storage import Store
 
     settings = _settings(config, db)
-    source = open_source(git, fixture, repo) if (git or fixture) else None
+    source = open_source(settings, git, fixture, repo) if (git or fixture) else None
     store = Store(settings.storage.db)
     _chat(settings, store, source, Console(), lang, default_repo=repo)
     store.close()
@@ -193,6 +233,10 @@ def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None
 
 
 def main() -> None:
+    import logging
+
+    # PyGithub logs every retry at INFO on stderr; prdigest reports the outcome itself.
+    logging.getLogger("github").setLevel(logging.WARNING)
     cli(prog_name="prdigest")
 
 

@@ -341,6 +341,8 @@ class Report(_Model):
     risk_level: Literal["low", "medium", "high"] = "low"
     # Earlier weeks the cache holds PRs for, oldest first; weeks it knows nothing of are left out.
     history: list[WeekFigures] = []
+    # What the reader must know about the data: e.g. a sync that could not read every PR.
+    warnings: list[str] = []
     unavailable: list[str] = []
 
 

@@ -24,8 +24,11 @@ class Source(Protocol):
     def fetch(self, window: Window) -> list[PullRequest]: ...
 
 
-def open_source(git: str | Path | None, fixture: str | Path | None, repo: str | None) -> Source | None:
-    """The source the options name; None means "the cache only"."""
+def open_source(
+    settings: Settings, git: str | Path | None, fixture: str | Path | None, repo: str | None
+) -> Source | None:
+    """The source the options name: a clone, a fixture, or for --repo alone the repository's configured
+    source (a clone in the settings, else GitHub when a token is set); None means "the cache only"."""
     if git and fixture:
         raise SourceError("choose one source: --git PATH or --fixture FILE")
     if git:
@@ -38,12 +41,12 @@ def open_source(git: str | Path | None, fixture: str | Path | None, repo: str | 
         return FixtureSource(fixture, repo=repo)
     if not repo:
         raise SourceError("name a source: --git PATH, --fixture FILE or --repo OWNER/NAME")
-    return None
+    return source_factory(settings)(repo)
 
 
 def source_factory(settings: Settings, given: Source | None = None) -> Callable[[str], Source | None]:
     """Where each repository's PRs come from: the source the command was given, a clone named in
-    the settings, else none (the cache only)."""
+    the settings, GitHub when a token is set, else none (the cache only)."""
 
     def source_for(repo: str) -> Source | None:
         if given is not None and given.repo == repo:
@@ -53,9 +56,24 @@ def source_factory(settings: Settings, given: Source | None = None) -> Callable[
             from prdigest.sources.gitlog import GitSource
 
             return GitSource(clone, repo=repo)
+        if settings.github.token is not None:
+            from prdigest.sources.github import make_client
+
+            return make_client(settings).source(repo)
         return None
 
     return source_for
+
+
+def read_window(store: Store, source: Source, window: Window) -> list[str]:
+    """Bring the window into the cache from the source; returns warnings for the report (a partial sync)."""
+    if source.kind != "github":
+        store.upsert_prs(source.fetch(window))
+        return []
+    from prdigest.sources.sync import sync
+
+    result = sync(store, source, window)  # type: ignore[arg-type]  # a GitHubSource
+    return [result.describe()] if result.partial else []
 
 
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
@@ -88,13 +106,15 @@ def make_report(
     """Read the window from the source into the cache, analyse it, build the report from the cache."""
     name = repo or (source.repo if source else "")
     lang = lang or settings.report.language
+    warnings: list[str] = []
     if source is not None:
         progress(f"reading {source.kind} source for {name}")
-        store.upsert_prs(source.fetch(window))
+        warnings = read_window(store, source, window)
         unavailable: tuple[str, ...] = source.unavailable
     elif store.count_prs(name) == 0:
         raise SourceError(
-            f"the cache holds no PRs of {name}; read them first with --git PATH or --fixture FILE"
+            f"the cache holds no PRs of {name}; read them with --git PATH, "
+            "or set GITHUB_TOKEN to sync them from GitHub"
         )
     prs = store.prs_in_window(name, window)
     if source is None:
@@ -115,6 +135,7 @@ def make_report(
         lang=lang,
     )
     report.history = store.week_figures(name, earlier_weeks(window, HISTORY_WEEKS))
+    report.warnings = warnings
     if save:
         store.save_report(report)
     return report

@@ -40,6 +40,7 @@ def _summary(report: Report, t: dict[str, str]) -> list[str]:
     out = [f"## {t['s_summary']}", ""]
     if s.merged_prs == 0:
         out += [t["none"], ""]
+    out += [f"> ⚠ {escape(w)}" for w in report.warnings] + ([""] if report.warnings else [])
     if report.summary:
         out += [escape(report.summary), ""]
     avg = f"{_num(s.avg_importance)} / {_num(s.avg_insight)}"
