@@ -1,0 +1,73 @@
+"""Untrusted text (PR titles, bodies, author names, LLM prose) made inert, one function per output context.
+
+Every renderer passes untrusted text through the function of its output context:
+Lark markdown `lark_md`, Slack mrkdwn `slack_text`, plain-text fields of either `plain`;
+the HTML page relies on jinja2's autoescape. All of them first reduce the text to one
+clean line (`clean`) and `defuse` what a client could turn into a mention or a link.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+# Control characters and bidi overrides/isolates, which can reorder what a reader sees.
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SPACE = re.compile(r"\s+")
+_WORD_JOINER = "\u2060"
+_ZWSP = "\u200b"
+# A word joiner after these stops @all/@here, <at …>/<!channel> and bare-URL autolinks in every client.
+_DEFUSE = re.compile(r"(@|<|://|(?i:\bwww)(?=\.))")
+# Lark markdown reads these as markup; the notes say to write them as numeric entities.
+_LARK_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "&*_~<>[]()#:+-!`$\\/\"'|{}="}
+_SLACK_ENTITIES = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}
+# Slack mrkdwn has no escape for its formatting characters: zero-width spaces keep them from pairing up.
+_SLACK_FORMAT = re.compile(r"([*_~`])")
+_URL_SAFE = ":/?#=%-._~,;@+!"
+
+
+def clean(text: str, limit: int | None = None) -> str:
+    """One line: no invisible characters, whitespace collapsed, at most `limit` characters (… marks a cut)."""
+    return _cut(_SPACE.sub(" ", _INVISIBLE.sub("", text)).strip(), limit)
+
+
+def _cut(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…" if limit > 0 else ""
+
+
+def defuse(text: str) -> str:
+    return _DEFUSE.sub(lambda m: m.group(0) + _WORD_JOINER, text)
+
+
+def lark_md(text: str, limit: int | None = None) -> str:
+    """For a Lark `markdown` component or a `lark_md` text."""
+    return defuse(clean(text, limit)).translate(_LARK_ENTITIES)
+
+
+def plain(text: str, limit: int | None = None) -> str:
+    """For a `plain_text` field (Lark or Slack), a Lark table `text` cell or a chart label.
+
+    Cut after defusing: plain-text limits (Slack's 150-character header) are hard."""
+    return _cut(defuse(clean(text)), limit)
+
+
+def slack_text(text: str, limit: int | None = None) -> str:
+    """For a Slack mrkdwn text object, sent with verbatim=True so Slack parses no mentions or URLs."""
+    text = defuse(clean(text, limit)).translate(_SLACK_ENTITIES)
+    return _SLACK_FORMAT.sub(rf"{_ZWSP}\1{_ZWSP}", text)
+
+
+def safe_url(url: str | None, *, allow_http: bool = False) -> str | None:
+    """The URL if it is a plain https (or, when allowed, http) address, percent-quoted; else None."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    schemes = ("https", "http") if allow_http else ("https",)
+    if parts.scheme not in schemes or not parts.hostname or "@" in parts.netloc:
+        return None
+    return quote(url.strip(), safe=_URL_SAFE)

@@ -1,0 +1,299 @@
+"""The report and the chat answers as Slack messages, built from slack_sdk's block models so that
+Slack's own validators run (`.to_dict()`).
+
+A message is built at each detail level, richest first, until it has at most `MAX_BLOCKS`
+blocks and fewer than `MAX_CHARS` characters of text; every section text is kept under
+`SECTION_CHARS`, and what is left out is counted in an "N more in the full report" line.
+Untrusted text goes through `slack_text` (mrkdwn, verbatim) or `plain`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from prdigest.i18n import texts
+from prdigest.models import Report, ReportPR
+from prdigest.render.markdown import title
+from prdigest.render.sanitize import plain, slack_text
+from prdigest.render.views import (
+    LEVELS,
+    Button,
+    Detail,
+    HelpView,
+    PRExplainView,
+    PRListView,
+    ReportRef,
+    RisksView,
+    View,
+    cite,
+    engine_note,
+    explain_buttons,
+    explain_figures,
+    explain_sections,
+    key_prs,
+    list_buttons,
+    pr_url,
+    report_buttons,
+    report_figures,
+    risks_buttons,
+    risks_title,
+    score,
+    window_text,
+)
+
+Message = dict[str, Any]
+
+MAX_BLOCKS = 50
+MAX_CHARS = 12_000
+SECTION_CHARS = 3_000
+FIELD_CHARS = 2_000
+_HEADER_CHARS = 150
+_FIELDS = 10
+# Slack has no card colour; a coloured mark carries the week's risk level.
+_LEVEL_MARK = {"low": "🟢", "medium": "🟠", "high": "🔴"}
+
+
+def render_slack_message(report: Report, report_url: str | None = None) -> Message:
+    """The weekly report: `client.chat_postMessage(channel=..., **message)`."""
+    return _fit(title(report), lambda detail: _report_blocks(report, report_url, detail))
+
+
+def render_slack_view(view: View) -> Message:
+    """A chat answer: risks, one PR explained, a PR list or help."""
+    build = _VIEW_BLOCKS[type(view)]
+    return _fit(_VIEW_FALLBACK[type(view)](view), lambda detail: build(view, detail))
+
+
+def slack_message_chars(message: Message) -> int:
+    """Characters of text in the message: the fallback text and every text in its blocks."""
+    return len(message["text"]) + _text_chars(message["blocks"])
+
+
+def _text_chars(node: Any) -> int:
+    if isinstance(node, dict):
+        return sum(len(v) if k == "text" and isinstance(v, str) else _text_chars(v) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(_text_chars(v) for v in node)
+    return 0
+
+
+def _fit(fallback: str, build: Callable[[Detail], list[Block | None]]) -> Message:
+    for detail in LEVELS[:-1]:
+        message = _message(fallback, build(detail))
+        if len(message["blocks"]) <= MAX_BLOCKS and slack_message_chars(message) < MAX_CHARS:
+            return message
+    # The leanest level is bounded by construction; the tests hold it to the limits.
+    return _message(fallback, build(LEVELS[-1]))
+
+
+def _message(fallback: str, blocks: list[Block | None]) -> Message:
+    return {
+        "text": slack_text(fallback, _HEADER_CHARS),  # notifications read it as mrkdwn
+        "blocks": [b.to_dict() for b in blocks if b],  # to_dict() runs Slack's validators
+        # Our own PR links are enough; no previews of them.
+        "unfurl_links": False,
+        "unfurl_media": False,
+    }
+
+
+# --- the weekly report --------------------------------------------------------
+
+
+def _report_blocks(report: Report, report_url: str | None, detail: Detail) -> list[Block | None]:
+    t = texts(report.lang)
+    level = f"{_LEVEL_MARK[report.risk_level]} {t[f'risk_{report.risk_level}']}"
+    blocks: list[Block | None] = [
+        _header(title(report)),
+        _context(f"{level} · {window_text(t, ReportRef.of(report))}"),
+        _fields(report_figures(report, t)),
+    ]
+    if report.warnings:  # e.g. a partial sync: the reader must see it before the figures' story
+        blocks.append(
+            _section("\n".join(f"⚠ {slack_text(w, detail.chars * 2)}" for w in report.warnings[:5]))
+        )
+    if not report.stats.merged_prs:
+        blocks.append(_section(slack_text(t["none"])))
+    elif report.summary and detail.summary:
+        blocks.append(_section(slack_text(report.summary, detail.summary)))
+    blocks.append(DividerBlock())
+    blocks += _report_sections(report, t, detail)
+    blocks.append(_actions(report_buttons(report, report_url, t, detail)))
+    blocks.append(_context(engine_note(report, t)))
+    return blocks
+
+
+def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[Block]:
+    out = []
+    themes = [
+        f"*{slack_text(th.title, detail.chars)}* {cite(th.representative or th.prs, 3)} — "
+        f"{slack_text(th.trend, detail.chars)}"
+        for th in report.themes[: detail.items]
+    ]
+    if themes:
+        out.append(_list(t["s_themes"], themes, len(report.themes), t))
+    risks = [_risk_line(o.title, o.prs, o.evidence, detail) for o in report.risk_observations[: detail.items]]
+    if risks:
+        out.append(_list(t["s_risks"], risks, len(report.risk_observations), t))
+    key = key_prs(report)
+    rows = [
+        f"{_pr_link(p)} {slack_text(p.summary or p.title, detail.chars)} · {score(p.importance)} / "
+        f"{score(p.insight)}"
+        for p in key[: detail.prs]
+    ]
+    if rows:
+        out.append(_list(t["s_key_prs"], rows, len(key), t))
+    return out
+
+
+def _risk_line(name: str, prs: list[int], evidence: str, detail: Detail) -> str:
+    return f"*{slack_text(name, detail.chars)}* {cite(prs)}\n      {slack_text(evidence, detail.chars)}"
+
+
+# --- chat answers --------------------------------------------------------------
+
+
+def _risks_blocks(view: RisksView, detail: Detail) -> list[Block | None]:
+    t = texts(view.lang)
+    lines = [_risk_line(r.title, r.prs, r.evidence, detail) for r in view.risks[: detail.items]]
+    return [
+        _header(risks_title(view, t)),
+        _context(window_text(t, view.ref)),
+        _list(t["card_risks"], lines, len(view.risks), t)
+        if lines
+        else _section(slack_text(t["no_risk_obs"])),
+        _actions(risks_buttons(view, t, detail)),
+    ]
+
+
+def _explain_blocks(view: PRExplainView, detail: Detail) -> list[Block | None]:
+    t = texts(view.lang)
+    pr, a = view.pr, view.analysis
+    blocks: list[Block | None] = [
+        _header(f"#{pr.number} {pr.title}"),
+        _context(t["pr_by"].format(author=pr.author, merged=f"{pr.merged_at:%Y-%m-%d}")),
+        _fields(explain_figures(view, t)),
+        _section(slack_text(a.summary or pr.title, detail.chars * 2)),
+    ]
+    if a.explanation and detail.summary:
+        blocks.append(_section(slack_text(a.explanation, detail.summary)))
+    for name, lines in explain_sections(view, t):
+        shown = [slack_text(line, detail.chars) for line in lines[: detail.items]]
+        blocks.append(_list(name, shown, len(lines), t))
+    if a.related:
+        blocks.append(_section(f"*{slack_text(t['x_related'])}* {cite(a.related, detail.items * 4)}"))
+    blocks.append(_actions(explain_buttons(view, t)))
+    return blocks
+
+
+def _list_blocks(view: PRListView, detail: Detail) -> list[Block | None]:
+    t = texts(view.lang)
+    subtitle = window_text(t, view.ref) if view.ref else t["n_prs"].format(n=len(view.items))
+    lines = [
+        f"{_pr_link(p)} {slack_text(p.title, detail.chars)} · {slack_text(p.author, 40)} · "
+        f"{score(p.importance)}"
+        for p in view.items[: detail.items * 2]
+    ]
+    body = _list(view.title, lines, len(view.items), t) if lines else _section(slack_text(t["no_prs"]))
+    return [_header(view.title), _context(subtitle), body, _actions(list_buttons(view, t, detail))]
+
+
+def _help_blocks(view: HelpView, detail: Detail) -> list[Block | None]:
+    t = texts(view.lang)
+    name = view.title or t["card_help"]
+    lines = [
+        f"*{slack_text(h.usage, detail.chars)}* {slack_text(h.about, detail.chars * 2)}"
+        for h in view.lines[: detail.items * 4]
+    ]
+    return [_header(name), _context(t["card_help_sub"]), _list(name, lines, len(view.lines), t)]
+
+
+_VIEW_BLOCKS: dict[type, Callable[[Any, Detail], list[Block | None]]] = {
+    RisksView: _risks_blocks,
+    PRExplainView: _explain_blocks,
+    PRListView: _list_blocks,
+    HelpView: _help_blocks,
+}
+_VIEW_FALLBACK: dict[type, Callable[[Any], str]] = {
+    RisksView: lambda v: risks_title(v, texts(v.lang)),
+    PRExplainView: lambda v: f"#{v.pr.number} {v.pr.title}",
+    PRListView: lambda v: v.title,
+    HelpView: lambda v: v.title or texts(v.lang)["card_help"],
+}
+
+
+# --- blocks ----------------------------------------------------------------------
+
+
+def _mrkdwn(text: str) -> MarkdownTextObject:
+    # verbatim: Slack neither links bare URLs nor parses mentions in it.
+    return MarkdownTextObject(text=text, verbatim=True)
+
+
+def _header(text: str) -> HeaderBlock:
+    return HeaderBlock(text=PlainTextObject(text=plain(text, _HEADER_CHARS), emoji=False))
+
+
+def _context(text: str) -> ContextBlock:
+    return ContextBlock(elements=[_mrkdwn(slack_text(text, SECTION_CHARS))])
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=_mrkdwn(text))
+
+
+def _fields(figures: list[tuple[str, str]]) -> SectionBlock:
+    # Labels and values are short figures; the cut only guards Slack's per-field limit.
+    half = FIELD_CHARS // 2 - 4
+    fields = [_mrkdwn(f"*{slack_text(label, half)}*\n{slack_text(value, half)}") for label, value in figures]
+    return SectionBlock(fields=fields[:_FIELDS])
+
+
+def _list(heading: str, lines: list[str], total: int, t: dict[str, str]) -> SectionBlock:
+    """A heading and numbered lines (already escaped), cut to fit one section, plus a count of the rest."""
+    text = f"*{slack_text(heading, 150)}*"
+    shown = 0
+    # Room for the "N more" line, whatever N.
+    room = SECTION_CHARS - len(t["more_in_full"]) - 12
+    for line in lines:
+        candidate = f"{text}\n{shown + 1}. {line}"
+        if len(candidate) > room:
+            break
+        text, shown = candidate, shown + 1
+    if total > shown:
+        text += "\n_" + slack_text(t["more_in_full"].format(n=total - shown)) + "_"
+    return _section(text)
+
+
+def _pr_link(pr: ReportPR) -> str:
+    url = pr_url(pr)
+    return f"<{url}|#{pr.number}>" if url else f"#{pr.number}"
+
+
+def _actions(buttons: list[Button]) -> ActionsBlock | None:
+    return ActionsBlock(elements=[_button(b) for b in buttons]) if buttons else None
+
+
+def _button(button: Button) -> ButtonElement:
+    style = "primary" if button.primary else None
+    label = PlainTextObject(text=plain(button.label, 75), emoji=False)
+    if button.url:
+        return ButtonElement(text=label, url=button.url, action_id="prdigest_open_url", style=style)
+    assert button.value is not None, "a button is a link or a callback"
+    value = button.value
+    action_id = f"prdigest_{value.action}" + (f"_{value.number}" if value.number is not None else "")
+    payload = json.dumps(value.payload(), separators=(",", ":"))
+    return ButtonElement(text=label, action_id=action_id, value=payload, style=style)

@@ -1,0 +1,260 @@
+"""What the Lark and Slack renderers share: the chat cards' inputs, the button contract, detail levels,
+and the platform-free content of each card (figures, buttons, sections), which they only encode.
+
+The chat layer builds a view from its Reply (field names match: `title`, `risks`,
+`HelpLine(usage, about)`; `PRHead.of` takes a ReportPR or a PullRequest);
+`render/lark.py` and `render/slack.py` lay it out. A button carries an `ActionValue`:
+Lark sends it back as the callback `value` dict, Slack as the button's `value` JSON
+string; `ActionValue.model_validate` reads either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from prdigest.i18n import risk_name
+from prdigest.models import PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
+from prdigest.render.sanitize import safe_url
+
+Lang = Literal["zh", "en"]
+Action = Literal["risks", "key_prs", "explain", "another_week"]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReportRef(_View):
+    """Which repository and window a card (and its buttons) is about."""
+
+    repo: str
+    since: date
+    until: date
+    tz: str
+
+    @classmethod
+    def of(cls, report: Report) -> ReportRef:
+        w = report.window
+        return cls(repo=report.repo, since=w.since, until=w.until, tz=w.tz)
+
+
+class ActionValue(ReportRef):
+    """What a button asks for; `number` only for "explain"."""
+
+    action: Action
+    number: int | None = None
+
+    def payload(self) -> dict[str, str | int]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class PRHead(_View):
+    """The few facts of a PR a card shows beside its analysis."""
+
+    number: int
+    title: str
+    author: str
+    url: str | None = None
+    merged_at: datetime
+    additions: int = 0
+    deletions: int = 0
+    files: int | None = None
+
+    @classmethod
+    def of(cls, pr: ReportPR | PullRequest) -> PRHead:
+        if pr.number is None:
+            raise ValueError("a direct push has no PR to explain")
+        files = len(pr.files) if isinstance(pr.files, list) else pr.files
+        return cls(
+            number=pr.number,
+            title=pr.title,
+            author=pr.author,
+            url=pr.url,
+            merged_at=pr.merged_at,
+            additions=pr.additions,
+            deletions=pr.deletions,
+            files=files,
+        )
+
+
+class HelpLine(_View):
+    usage: str
+    about: str = ""
+
+
+class RisksView(_View):
+    lang: Lang
+    ref: ReportRef
+    risks: list[RiskObservation]
+    title: str = ""  # default: "Risk observations · owner/name"
+    report_url: str | None = None
+
+
+class PRExplainView(_View):
+    lang: Lang
+    pr: PRHead
+    analysis: PRAnalysis
+    # With a ref, the card offers the week's risks and key PRs.
+    ref: ReportRef | None = None
+
+
+class PRListView(_View):
+    lang: Lang
+    title: str
+    items: list[ReportPR]
+    # With a ref, the card offers "explain" buttons for its first PRs.
+    ref: ReportRef | None = None
+    report_url: str | None = None
+
+
+class HelpView(_View):
+    lang: Lang
+    lines: list[HelpLine]
+    title: str = ""  # default: "prdigest commands"
+
+
+View = RisksView | PRExplainView | PRListView | HelpView
+
+
+@dataclass(frozen=True)
+class Detail:
+    """How much of each section a card shows; renderers try the levels in order until one fits."""
+
+    items: int  # themes, risks, list entries
+    prs: int  # key-PR rows
+    chars: int  # longest piece of untrusted text
+    summary: int  # the summary paragraph
+    explain: int  # "explain #N" buttons
+
+
+LEVELS = (
+    Detail(items=5, prs=10, chars=120, summary=600, explain=3),
+    Detail(items=4, prs=8, chars=80, summary=360, explain=3),
+    Detail(items=3, prs=5, chars=48, summary=140, explain=2),
+    Detail(items=2, prs=3, chars=32, summary=80, explain=1),
+    Detail(items=1, prs=1, chars=20, summary=0, explain=1),
+)
+
+
+def key_prs(report: Report) -> list[ReportPR]:
+    """The key PRs, most important first: the order every renderer lists them in."""
+    return sorted((p for p in report.prs if p.key), key=lambda p: (-(p.importance or 0), p.number))
+
+
+def pr_url(pr: ReportPR | PRHead) -> str | None:
+    """The PR's own https link (sources write ".../pull/N"), or None: nothing else becomes a link."""
+    url = safe_url(pr.url)
+    return url if url and url.endswith(f"/pull/{pr.number}") else None
+
+
+def score(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+@dataclass(frozen=True)
+class Button:
+    """A callback button (`value`) or a link button (`url`, already checked by `safe_url`)."""
+
+    label: str
+    value: ActionValue | None = None
+    url: str | None = None
+    primary: bool = False
+
+
+def _callback(label: str, ref: ReportRef, action: Action, number: int | None = None) -> Button:
+    return Button(label, ActionValue(**ref.model_dump(), action=action, number=number))
+
+
+def _explain(t: dict[str, str], ref: ReportRef, numbers: list[int]) -> list[Button]:
+    return [_callback(t["btn_explain"].format(number=n), ref, "explain", n) for n in numbers]
+
+
+def _with_page(buttons: list[Button], report_url: str | None, t: dict[str, str]) -> list[Button]:
+    url = safe_url(report_url, allow_http=True)
+    return [Button(t["btn_full_report"], url=url, primary=True), *buttons] if url else buttons
+
+
+def report_figures(report: Report, t: dict[str, str]) -> list[tuple[str, str]]:
+    s = report.stats
+    return [
+        (t["merged_prs"], str(s.merged_prs)),
+        (t["key_prs"], str(s.key_prs)),
+        (t["avg_scores"], f"{score(s.avg_importance)} / {score(s.avg_insight)}"),
+        (t["lines"], f"+{s.additions} / -{s.deletions}"),
+    ]
+
+
+def report_buttons(report: Report, report_url: str | None, t: dict[str, str], detail: Detail) -> list[Button]:
+    ref = ReportRef.of(report)
+    key = key_prs(report)
+    buttons = [_callback(t["btn_risks"], ref, "risks")] if report.risk_observations else []
+    if key:
+        buttons.append(_callback(t["btn_key_prs"], ref, "key_prs"))
+    buttons += _explain(t, ref, [p.number for p in key[: detail.explain]])
+    buttons.append(_callback(t["btn_another_week"], ref, "another_week"))
+    return _with_page(buttons, report_url, t)
+
+
+def risks_buttons(view: RisksView, t: dict[str, str], detail: Detail) -> list[Button]:
+    """An explain button for the first PR of each risk shown."""
+    cited = list(dict.fromkeys(r.prs[0] for r in view.risks[: detail.items] if r.prs))
+    return _with_page(_explain(t, view.ref, cited[: detail.explain]), view.report_url, t)
+
+
+def list_buttons(view: PRListView, t: dict[str, str], detail: Detail) -> list[Button]:
+    numbers = [p.number for p in view.items[: detail.explain]]
+    return _with_page(_explain(t, view.ref, numbers) if view.ref else [], view.report_url, t)
+
+
+def explain_figures(view: PRExplainView, t: dict[str, str]) -> list[tuple[str, str]]:
+    pr, a = view.pr, view.analysis
+    return [
+        (t["importance"], score(a.importance)),
+        (t["insight"], score(a.insight)),
+        (t["churn"], f"+{pr.additions} / -{pr.deletions}"),
+        (t["files_changed"], score(pr.files)),
+    ]
+
+
+def explain_sections(view: PRExplainView, t: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """The explanation's lists as (heading, untrusted lines); empty ones left out."""
+    a = view.analysis
+    risks = [f"{risk_name(r.label, view.lang)}: {r.evidence}" for r in a.risks]
+    sections = [
+        (t["x_reasons"], a.reasons),
+        (t["x_risks"], risks),
+        (t["col_watch"], a.watch),
+        (t["x_unresolved"], a.unresolved),
+    ]
+    return [(name, lines) for name, lines in sections if lines]
+
+
+def explain_buttons(view: PRExplainView, t: dict[str, str]) -> list[Button]:
+    url = pr_url(view.pr)
+    ref = view.ref
+    buttons = (
+        [_callback(t["btn_risks"], ref, "risks"), _callback(t["btn_key_prs"], ref, "key_prs")] if ref else []
+    )
+    return [Button(t["btn_open_pr"], url=url, primary=True), *buttons] if url else buttons
+
+
+def risks_title(view: RisksView, t: dict[str, str]) -> str:
+    return view.title or f"{t['card_risks']} · {view.ref.repo}"
+
+
+def cite(numbers: list[int], limit: int = 6) -> str:
+    """PR numbers as "#1 #2 …": our own integers, safe in any markup."""
+    return " ".join(f"#{n}" for n in numbers[:limit]) + (" …" if len(numbers) > limit else "")
+
+
+def window_text(t: dict[str, str], ref: ReportRef) -> str:
+    return t["card_window"].format(since=ref.since, until=ref.until, tz=ref.tz)
+
+
+def engine_note(report: Report, t: dict[str, str]) -> str:
+    engines = ", ".join(f"{e} {n}" for e, n in report.stats.engines.items()) or report.engine
+    return t["engine"].format(engine=engines, source=report.source)

@@ -1,0 +1,296 @@
+"""The report page: every section, PR anchors and links, SVG charts, nothing fetched; and in headless Chromium
+a page that renders (not blank), requests nothing but itself, logs no error and fits a phone's width."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from test_render_support import LANGS, demo_report, hostile_report, scaled_prs, week_report
+
+from prdigest.i18n import texts
+from prdigest.models import Report
+from prdigest.render.charts import PALETTE, Bar, column_chart, hbar_chart
+from prdigest.render.html import render_html
+from prdigest.render.views import key_prs
+
+SECTIONS = ("s_summary", "s_themes", "s_trends", "s_risks", "s_key_prs", "s_recommendations")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+# Read at import: the autouse clean_env fixture removes every PRDIGEST_* variable before a test runs.
+ARTIFACTS = os.environ.get("PRDIGEST_ARTIFACTS")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+)
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+DESKTOP = {"width": 1280, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
+
+
+@pytest.fixture(scope="module", params=LANGS)
+def demo(request: pytest.FixtureRequest) -> Report:
+    return demo_report(request.param)
+
+
+def _h2(page: str) -> list[str]:
+    return re.findall(r"<h2>(.*?)</h2>", page)
+
+
+def test_every_section_in_the_markdown_order(demo: Report) -> None:
+    t = texts(demo.lang)
+    page = render_html(demo)
+    assert _h2(page) == [t[key] for key in SECTIONS] + [t["s_figures"]]
+    assert page.count("<svg") == 4  # tags, authors, per day, week over week
+    assert f'<html lang="{"zh-CN" if demo.lang == "zh" else "en"}">' in page
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+
+
+def test_warnings_open_the_summary(demo: Report) -> None:
+    page = render_html(demo.model_copy(update={"warnings": ["sync stopped at 1,000 PRs: <b>"]}))
+    summary = page.split('<section id="summary">')[1]
+    assert summary.index('<p class="warn u">⚠ sync stopped at 1,000 PRs: &lt;b&gt;</p>') < summary.index(
+        "lead"
+    )
+
+
+def test_every_pr_has_an_anchor_and_a_link_to_itself(demo: Report) -> None:
+    page = render_html(demo)
+    for p in demo.prs:
+        row = page.split(f'<tr id="pr-{p.number}"')[1].split("</tr>")[0]
+        assert f'<a href="{p.url}" rel="noopener noreferrer nofollow">#{p.number}</a>' in row
+    for p in key_prs(demo):  # the key-PR table and theme stories point at the anchors
+        assert f'<a href="#pr-{p.number}">#{p.number}</a>' in page
+    first = demo.themes[0].prs[0]
+    story = page.split("<h3")[1]
+    assert f'<a href="#pr-{first}">#{first}</a>' in story
+
+
+def test_the_page_fetches_nothing(demo: Report) -> None:
+    page = render_html(demo)
+    assert not re.search(r"<(script|link|img|iframe|object|embed)\b", page)
+    assert not re.search(r"\bsrc=|url\(|@import", page)
+    external = re.findall(r'href="(https?://[^"]*)"', page)
+    assert external and set(external) <= {p.url for p in demo.prs}  # only links to the PRs
+    assert "default-src 'none'" in page  # and a CSP that would block anything else
+
+
+def test_no_history_no_trend_chart_and_an_empty_week_has_only_the_summary() -> None:
+    report = week_report(scaled_prs(40), "en", history=False)
+    assert render_html(report).count("<svg") == 3
+    empty = render_html(week_report([], "en"))
+    t = texts("en")
+    assert _h2(empty) == [t["s_summary"], t["s_figures"]]
+    assert t["none"] in empty and empty.count("<svg") == 2  # seven days of zero, and earlier weeks
+
+
+def test_a_2000_pr_page_lists_every_pr() -> None:
+    report = week_report(scaled_prs(2000), "zh")
+    page = render_html(report)
+    assert len(re.findall(r'<tr id="pr-\d+"', page)) == 2000
+
+
+def test_bar_charts_lay_out_the_numbers_they_are_given() -> None:
+    svg = hbar_chart([Bar("testing", 22, "22"), Bar("<docs>", 11, "11"), Bar("ci", 0, "0")], title="Tags")
+    widths = [float(w) for w in re.findall(r'<rect [^>]*width="([\d.]+)"', svg)]
+    assert widths[0] == pytest.approx(2 * widths[1]) and widths[2] == 0
+    assert "&lt;docs&gt;" in svg and "<docs>" not in svg
+    fills = re.findall(r'fill="(#[0-9a-f]{6})"', svg)
+    assert fills == list(PALETTE[:3])
+    weeks = column_chart([Bar("08-10", 30), Bar("08-17", 15), Bar("now", 20)], title="W", highlight_last=True)
+    heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', weeks)]
+    assert heights[0] == pytest.approx(2 * heights[1])
+    assert re.findall(r'rx="3" fill="(#[0-9a-f]{6})"', weeks)[-1] != PALETTE[0]  # this week stands out
+
+
+# --- in a browser ------------------------------------------------------------------------------
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over one websocket (flattened target sessions)."""
+
+    def __init__(self, url: str):
+        from websockets.sync.client import connect
+
+        self.ws = connect(url, max_size=None)
+        self.events: list[dict] = []
+        self._id = 0
+
+    def call(self, method: str, session: str | None = None, **params: object) -> dict:
+        self._id += 1
+        message: dict = {"id": self._id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        self.ws.send(json.dumps(message))
+        while True:
+            reply = json.loads(self.ws.recv(timeout=30))
+            if reply.get("id") == self._id:
+                assert "error" not in reply, reply["error"]
+                return reply["result"]
+            self.events.append(reply)
+
+    def wait_for(self, method: str) -> dict:
+        while True:
+            for i, event in enumerate(self.events):
+                if event.get("method") == method:
+                    return self.events.pop(i)
+            self.events.append(json.loads(self.ws.recv(timeout=30)))
+
+    def of(self, method: str) -> list[dict]:
+        return [e["params"] for e in self.events if e.get("method") == method]
+
+
+@contextmanager
+def chromium(profile: Path) -> Iterator[DevTools]:
+    """Headless Chromium with a fresh profile, ended in teardown whatever happens."""
+    proc = subprocess.Popen(
+        [CHROMIUM or "chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        devtools = DevTools(_devtools_url(profile, proc))
+        try:
+            yield devtools
+        finally:
+            devtools.ws.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _devtools_url(profile: Path, proc: subprocess.Popen[bytes]) -> str:
+    """Chromium writes the port it chose, and the browser's path, to DevToolsActivePort."""
+    port_file = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 30
+    while not port_file.exists() or len(port_file.read_text().split()) < 2:
+        assert proc.poll() is None, f"chromium exited with {proc.returncode}"
+        assert time.monotonic() < deadline, "chromium did not open its DevTools port"
+        time.sleep(0.05)
+    port, path = port_file.read_text().split()[:2]
+    return f"ws://127.0.0.1:{port}{path}"
+
+
+def _open(devtools: DevTools, url: str, metrics: dict) -> str:
+    target = devtools.call("Target.createTarget", url="about:blank")["targetId"]
+    session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    for domain in ("Page", "Network", "Runtime", "Log"):
+        devtools.call(f"{domain}.enable", session)
+    devtools.call("Emulation.setDeviceMetricsOverride", session, **metrics)
+    devtools.call("Page.navigate", session, url=url)
+    devtools.wait_for("Page.loadEventFired")
+    return session
+
+
+def _evaluate(devtools: DevTools, session: str, expression: str) -> object:
+    return devtools.call("Runtime.evaluate", session, expression=expression, returnByValue=True)["result"][
+        "value"
+    ]
+
+
+def _screenshot(devtools: DevTools, session: str, path: Path) -> bytes:
+    png = base64.b64decode(devtools.call("Page.captureScreenshot", session, format="png")["data"])
+    path.write_bytes(png)
+    return png
+
+
+def _errors(devtools: DevTools) -> list[str]:
+    console = [
+        str(e["args"]) for e in devtools.of("Runtime.consoleAPICalled") if e["type"] in ("error", "assert")
+    ]
+    thrown = [str(e["exceptionDetails"]) for e in devtools.of("Runtime.exceptionThrown")]
+    logged = [e["entry"]["text"] for e in devtools.of("Log.entryAdded") if e["entry"]["level"] == "error"]
+    return console + thrown + logged
+
+
+def png_colours(png: bytes) -> int:
+    """Distinct colours of an 8-bit RGB(A) PNG, decoded with the standard library only."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks, header = 8, [], b""
+    while pos < len(png):
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        body = png[pos + 8 : pos + 8 + length]
+        header = body if kind == b"IHDR" else header
+        chunks += [body] if kind == b"IDAT" else []
+        pos += 12 + length
+    width, height, depth, colour_type = struct.unpack(">IIBB", header[:10])
+    assert depth == 8 and colour_type in (2, 6)
+    bpp = 3 if colour_type == 2 else 4
+    raw, stride = zlib.decompress(b"".join(chunks)), width * bpp
+    previous, colours = bytearray(stride), set()
+    for y in range(height):
+        start = y * (stride + 1)
+        row = _unfilter(raw[start], bytearray(raw[start + 1 : start + 1 + stride]), previous, bpp)
+        colours.update(bytes(row[x : x + 3]) for x in range(0, stride, bpp))
+        previous = row
+    return len(colours)
+
+
+def _unfilter(kind: int, row: bytearray, up: bytearray, bpp: int) -> bytearray:
+    if kind == 2:
+        return bytearray((a + b) & 0xFF for a, b in zip(row, up, strict=True))
+    for i in range(len(row)) if kind else ():
+        left = row[i - bpp] if i >= bpp else 0
+        if kind == 1:
+            row[i] = (row[i] + left) & 0xFF
+        elif kind == 3:
+            row[i] = (row[i] + (left + up[i]) // 2) & 0xFF
+        else:
+            corner = up[i - bpp] if i >= bpp else 0
+            p = left + up[i] - corner
+            pa, pb, pc = abs(p - left), abs(p - up[i]), abs(p - corner)
+            row[i] = (row[i] + (left if pa <= pb and pa <= pc else up[i] if pb <= pc else corner)) & 0xFF
+    return row
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium fonts-noto-cjk)"
+)
+def test_the_page_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = Path(ARTIFACTS) if ARTIFACTS else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(demo_report("zh")), encoding="utf-8")
+    hostile = tmp_path / "hostile.html"
+    hostile.write_text(render_html(hostile_report("en")), encoding="utf-8")
+    with chromium(tmp_path / "profile") as devtools:
+        phone = _open(devtools, page.as_uri(), PHONE)
+        assert _evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 7
+        assert _evaluate(devtools, phone, "document.documentElement.scrollWidth <= window.innerWidth")
+        phone_png = _screenshot(devtools, phone, out / "report_page_phone.png")
+        desktop = _open(devtools, page.as_uri(), DESKTOP)
+        desktop_png = _screenshot(devtools, desktop, out / "report_page.png")
+        evil = _open(devtools, hostile.as_uri(), PHONE)
+        assert (
+            _evaluate(devtools, evil, "document.querySelectorAll('script, img, iframe, object').length") == 0
+        )
+        assert _evaluate(devtools, evil, "document.documentElement.scrollWidth <= window.innerWidth")
+        requested = [e["request"]["url"] for e in devtools.of("Network.requestWillBeSent")]
+        assert requested == [page.as_uri(), page.as_uri(), hostile.as_uri()]
+        assert _errors(devtools) == []
+        assert not devtools.of("Page.javascriptDialogOpening")
+    assert png_colours(phone_png) >= 16  # text, header colour, figure boxes, chips: not a blank page
+    assert struct.unpack(">II", desktop_png[16:24]) == (DESKTOP["width"], DESKTOP["height"])
+    assert len(desktop_png) > 50_000  # a blank page of that size compresses to a few kB
+    with capsys.disabled():
+        print(f"\nscreenshots: {out / 'report_page.png'} {out / 'report_page_phone.png'}")
