@@ -68,7 +68,14 @@ def cli() -> None:
 @click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
 @click.option("--tz", help="Timezone of the window's days (default from the config: Asia/Shanghai).")
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
-@click.option("--format", "fmt", type=click.Choice(["json", "md"]), default="md", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "html", "lark", "slack"]),
+    default="md",
+    show_default=True,
+    help="Markdown, the JSON contract, the full HTML page, or the Lark card / Slack message as sent.",
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report to a file instead of stdout.")
 @_common
 def report(
@@ -147,12 +154,7 @@ def sync(
 
 
 def _emit(report: Any, fmt: str, out: str | None) -> None:
-    if fmt == "json":
-        text = report.model_dump_json(indent=2) + "\n"
-    else:
-        from prdigest.render.markdown import render_markdown
-
-        text = render_markdown(report)
+    text = _render(report, fmt)
     if out:
         try:
             Path(out).write_text(text, encoding="utf-8")
@@ -161,6 +163,28 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
         click.echo(f"wrote {out}", err=True)
     else:
         sys.stdout.write(text)
+
+
+def _render(report: Any, fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return report.model_dump_json(indent=2) + "\n"
+    if fmt == "html":
+        from prdigest.render.html import render_html
+
+        return render_html(report)
+    if fmt == "lark":
+        from prdigest.render.lark import render_lark_card
+
+        return json.dumps(render_lark_card(report), ensure_ascii=False, indent=2) + "\n"
+    if fmt == "slack":
+        from prdigest.render.slack import render_slack_message
+
+        return json.dumps(render_slack_message(report), ensure_ascii=False, indent=2) + "\n"
+    from prdigest.render.markdown import render_markdown
+
+    return render_markdown(report)
 
 
 @cli.command()

@@ -15,6 +15,7 @@ from prdigest.handlers import Context, Services, handle
 from prdigest.i18n import texts
 from prdigest.models import Window
 from prdigest.pipeline import source_factory
+from prdigest.render.markdown import escape
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.sources.gitlog import GitSource
 from prdigest.storage import Store
@@ -92,8 +93,8 @@ def test_authors(svc: Services, text: str) -> None:
 def test_hot_files(svc: Services, text: str) -> None:
     reply = handle(text, CONSOLE, svc)
     touched = Counter(f.path for p in DEMO.prs for f in p.files or [])
-    assert ".github/workflows/ci.yml" in reply.text and touched[".github/workflows/ci.yml"] == 5
-    assert all(path in reply.text for path, n in touched.items() if n >= 3)
+    assert ".github/workflows/ci.yml: 5" in reply.text or ".github/workflows/ci.yml：5" in reply.text
+    assert all(escape(path) in reply.text for path, n in touched.items() if n >= 3)
 
 
 @pytest.mark.parametrize(
@@ -119,7 +120,7 @@ def test_explain_a_cached_pr(svc: Services, text: str, lang: str) -> None:
     assert reply.kind == "explain" and reply.pr is not None and reply.pr.number == 4131
     assert reply.analysis is not None and {r.label for r in reply.analysis.risks} >= {"unresolved_threads"}
     assert "update\\_lock is held" in reply.text  # the unresolved thread, escaped
-    assert "trainer/rollout/sglang_engine.py" in reply.text
+    assert escape("trainer/rollout/sglang_engine.py") in reply.text
     assert "https://github.com/acme-ml/trainer/pull/4131" in reply.text
     assert any(r in reply.text for r in reply.analysis.reasons[:1])
 
@@ -276,3 +277,25 @@ def test_demo_ends_in_the_chat_and_leaves_on_end_of_input(run_cli) -> None:
     assert "The 2 most important PRs of acme-ml/trainer (2026-09-07 to 2026-09-13)" in result.stdout
     quiet = run_cli("demo", "--no-chat", stdin="top 2\n")
     assert quiet.returncode == 0 and "most important" not in quiet.stdout
+
+
+def test_console_shows_the_platform_payloads(run_cli) -> None:
+    lines = "/cards\nrisks 2026-W37\nexplain #4131\nsubscriptions\n"
+    result = run_cli("chat", "--fixture", str(demo_fixture_path()), "--lang", "en", stdin=lines)
+    assert result.returncode == 0, result.stderr
+    assert '"msg_type": "interactive"' in result.stdout and '"schema": "2.0"' in result.stdout
+    assert '"blocks"' in result.stdout and '"msg_type": "text"' in result.stdout
+
+
+def test_replies_become_cards_within_limits(svc: Services) -> None:
+    from prdigest.bot.payloads import lark_payload, slack_payload
+    from prdigest.render.lark import lark_request_body_bytes
+
+    for text in ("risks", "top 5", "explain #4124", "help", "report", "subscriptions", "rsks"):
+        reply = handle(text, CONSOLE, svc)
+        lark, slack = lark_payload(reply), slack_payload(reply)
+        if lark["msg_type"] == "interactive":
+            assert lark_request_body_bytes(lark["content"]) <= 28_000
+        assert slack["text"] and len(slack.get("blocks", [])) <= 50
+    assert lark_payload(handle("risks", CONSOLE, svc))["msg_type"] == "interactive"
+    assert lark_payload(handle("subscriptions", CONSOLE, svc))["msg_type"] == "text"

@@ -109,3 +109,17 @@ print(",".join(loaded) or "none")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "none"
     assert json.loads((tmp_path / "r.json").read_text())["stats"]["merged_prs"] == 2
+
+
+def test_report_as_page_and_platform_payloads(run_cli) -> None:
+    from prdigest.sources.fixture import demo_fixture_path
+
+    base = ["report", "--fixture", str(demo_fixture_path()), "--week", "2026-W37", "--lang", "en"]
+    page = run_cli(*base, "--format", "html")
+    assert (
+        page.returncode == 0 and page.stdout.startswith("<!doctype html>") and 'id="pr-4124"' in page.stdout
+    )
+    card = json.loads(run_cli(*base, "--format", "lark").stdout)
+    assert card["schema"] == "2.0" and "acme-ml/trainer" in card["header"]["title"]["content"]
+    slack = json.loads(run_cli(*base, "--format", "slack").stdout)
+    assert slack["blocks"][0]["type"] == "header" and len(slack["blocks"]) <= 50

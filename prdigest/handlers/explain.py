@@ -88,7 +88,7 @@ def _text(pr: PullRequest, a: PRAnalysis, t: dict[str, str], scope: Scope) -> st
     files = pr.files or []
     if files:
         out += ["", f"**{t['explain_files'].format(n=len(files))}**"]
-        out += [f"- `{f.path}` +{f.additions or 0}/-{f.deletions or 0}" for f in files[:MAX_FILES]]
+        out += [f"- {escape(f.path)} +{f.additions or 0}/-{f.deletions or 0}" for f in files[:MAX_FILES]]
         if len(files) > MAX_FILES:
             out.append(t["explain_more_files"].format(n=len(files) - MAX_FILES))
     if pr.related:

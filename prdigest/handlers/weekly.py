@@ -91,7 +91,7 @@ def hot_files(cmd: Command, ctx: Context, svc: Services) -> Reply:
         return text_reply("text", scope.lang, text, repo=scope.repo)
     title = t["hot_title"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
     lines = [f"**{escape(title)}**", ""] + [
-        "- " + t["hot_line"].format(path=h.path, n=len(h.prs), prs=" ".join(f"#{n}" for n in h.prs))
+        "- " + t["hot_line"].format(path=escape(h.path), n=len(h.prs), prs=" ".join(f"#{n}" for n in h.prs))
         for h in s.hot_files[:20]
     ]
     return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)

@@ -6,13 +6,15 @@ from datetime import date
 
 from prdigest.i18n import risk_name, texts
 from prdigest.models import Report
+from prdigest.render.sanitize import clean, defuse
 
 
 def escape(text: str) -> str:
-    """Keep PR text inert: no markup, no links, no table breaks, no @mentions."""
-    for char in "\\`*_[]<>|":
+    """Keep PR text inert: one line, no markup, no links (bare URLs too), no @mentions, no bidi tricks."""
+    text = defuse(clean(text))
+    for char in "\\`*_[]<>|~":
         text = text.replace(char, "\\" + char)
-    return text.replace("@", "@\u200b").replace("\r", " ").replace("\n", " ")
+    return text
 
 
 def title(report: Report) -> str:
@@ -55,7 +57,7 @@ def _summary(report: Report, t: dict[str, str]) -> list[str]:
             + ", ".join(f"{escape(a)} ({n}, {s.author_share[a]:.0%})" for a, n in list(s.authors.items())[:8])
         )
     if s.hot_files:
-        hot = ", ".join(f"`{h.path}` ({len(h.prs)})" for h in s.hot_files[:8])
+        hot = ", ".join(f"{escape(h.path)} ({len(h.prs)})" for h in s.hot_files[:8])
         more = f" (+{len(s.hot_files) - 8})" if len(s.hot_files) > 8 else ""
         out.append(f"- {t['hot_files'].format(n=s.hot_file_min_prs)}: {hot}{more}")
     if s.risks:
