@@ -1,0 +1,171 @@
+"""Free questions over the cached PRs: full-text candidates, then an LLM answer that cites them.
+
+Candidates come from the FTS5 index (title, body, paths, analysis summary) of one
+repository, filtered to a window when one is given. The LLM sees only those
+candidates, wrapped as untrusted data, and may cite only them. Without an LLM, or
+when its answer cites none of them, the answer lists the best matches.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from prdigest.analysis.llm import (
+    Allowed,
+    Call,
+    LLMClient,
+    LLMEngine,
+    LLMError,
+    LLMOutput,
+    PRNumbers,
+    Section,
+    data_line,
+    evidence_budget,
+    fit,
+    inert,
+    lead,
+    make_call,
+    one_line,
+    redact,
+)
+from prdigest.analysis.llm_settings import LLMSettings
+from prdigest.analysis.rules import clean_body, summary_line
+from prdigest.i18n import LANGUAGES, texts
+from prdigest.models import PullRequest, Window
+from prdigest.prompts import load_prompt
+from prdigest.storage import Store, llm_log
+
+CANDIDATES = 12  # PRs the LLM may read and cite
+SEARCH_LIMIT = 200  # full-text hits read before the window filter
+SHOWN = 5  # best matches the rules answer lists
+
+_CITATION = re.compile(r"#(\d+)\b")
+
+
+class Answer(BaseModel):
+    text: str
+    cited: list[int]  # the PRs the answer rests on
+    prs: list[int]  # the candidates it was given, best match first
+    engine: Literal["llm", "rules"]
+
+
+class AnswerOut(LLMOutput):
+    answer: str
+    cited: PRNumbers = Field(default_factory=list)
+
+    def _check(self, allowed: Allowed) -> None:
+        # A "#N" outside the candidates cites nothing we showed: it goes, and so do its numbers.
+        assert allowed.prs is not None
+        self.answer = _CITATION.sub(lambda m: m[0] if int(m[1]) in allowed.prs else "", self.answer)
+        self.answer = re.sub(r" {2,}", " ", self.answer).strip()
+        if not self.answer:
+            raise ValueError("answer is empty")
+        named = [int(n) for n in _CITATION.findall(self.answer)]
+        self.cited = [n for n in dict.fromkeys([*self.cited, *named]) if n in allowed.prs]
+
+
+def ask(
+    store: Store,
+    question: str,
+    repo: str,
+    window: Window | None = None,
+    llm: LLMSettings | None = None,
+    lang: str = "zh",
+    *,
+    client: LLMClient | None = None,
+) -> Answer:
+    """Answer ``question`` from the cached PRs of ``repo`` (merged in ``window``, when given).
+
+    ``client``: a long-lived client of ``llm``'s endpoint, so that its ladder rung is remembered.
+    """
+    t = texts(lang)
+    candidates = find_candidates(store, question, repo, window)
+    if not candidates:
+        text = t["ask_no_match"].format(question=inert(one_line(question, 80)))
+        return Answer(text=text, cited=[], prs=[], engine="rules")
+    summaries = llm_log.pr_summaries(store, repo, [pr.number for pr in candidates if pr.number])
+    if llm is not None:
+        call = _call(question, repo, candidates, summaries, llm, lang)
+        try:
+            result = LLMEngine(llm, store, client).complete(call, cache=True)
+        except LLMError:
+            result = None
+        if isinstance(result, AnswerOut) and result.cited:
+            return Answer(text=result.answer, cited=result.cited, prs=_numbers(candidates), engine="llm")
+    return _best_matches(question, candidates, summaries, t)
+
+
+def find_candidates(store: Store, question: str, repo: str, window: Window | None) -> list[PullRequest]:
+    """The best full-text matches among the PRs (not direct pushes) of ``repo``, in ``window`` when given."""
+    hits = store.search_prs(question, repo=repo, limit=SEARCH_LIMIT if window else CANDIDATES)
+    hits = [pr for pr in hits if pr.number is not None and (window is None or window.contains(pr.merged_at))]
+    return hits[:CANDIDATES]
+
+
+def _call(
+    question: str,
+    repo: str,
+    candidates: list[PullRequest],
+    summaries: dict[int, str],
+    llm: LLMSettings,
+    lang: str,
+) -> Call:
+    prompt = load_prompt("ask", lang if lang in LANGUAGES else "en")
+    variables = {"repo": repo, "question": data_line(one_line(question, 500))}
+    budget = evidence_budget(prompt, llm.input_budget_tokens, **variables)
+    section = Section(
+        "Candidates, best match first", [_candidate_line(pr, summaries) for pr in candidates], 1
+    )
+    return make_call(
+        prompt,
+        purpose="ask",
+        subject=f"{repo}: {redact(one_line(question, 80))}",  # the log keeps no secret a user pasted
+        version=f"ask-{prompt.version}",
+        schema=AnswerOut,
+        allowed=Allowed(
+            links=frozenset(pr.url for pr in candidates if pr.url), prs=frozenset(_numbers(candidates))
+        ),
+        evidence=fit([], [section], budget),
+        **variables,
+    )
+
+
+def _candidate_line(pr: PullRequest, summaries: dict[int, str]) -> str:
+    """One candidate on one line, so that the budget drops whole candidates, the weakest first."""
+    parts = [f"#{pr.number} merged {pr.merged_at:%Y-%m-%d} by {pr.author}: {one_line(pr.title, 200)}"]
+    summary = summaries.get(pr.number or 0)
+    if summary and summary != pr.title:
+        parts.append(f"summary: {summary}")
+    if pr.files:
+        directories = dict.fromkeys(posixpath.dirname(f.path) or "." for f in pr.files)
+        parts.append("directories: " + ", ".join(list(directories)[:4]))
+    body = lead(clean_body(pr.body))
+    if body:
+        parts.append(body)
+    return data_line(" — ".join(parts))
+
+
+def _best_matches(
+    question: str, candidates: list[PullRequest], summaries: dict[int, str], t: dict[str, str]
+) -> Answer:
+    shown = candidates[:SHOWN]
+    # PR text and the question echoed: inert, like everything a chat shows.
+    lines = [t["ask_matches"].format(question=inert(one_line(question, 80)))]
+    lines += [
+        t["ask_line"].format(
+            number=pr.number,
+            summary=inert(summaries.get(pr.number or 0) or summary_line(pr)),
+            author=pr.author,
+            merged=pr.merged_at,
+        )
+        for pr in shown
+    ]
+    return Answer(text="\n".join(lines), cited=_numbers(shown), prs=_numbers(candidates), engine="rules")
+
+
+def _numbers(prs: list[PullRequest]) -> list[int]:
+    return [pr.number for pr in prs if pr.number is not None]

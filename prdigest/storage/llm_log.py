@@ -1,0 +1,95 @@
+"""What the LLM engine keeps: a row per request sent (cost and outcome), and validated outputs.
+
+No prompt or answer text is logged: prompts carry PR text, which may hold secrets
+the redactor missed. The output cache holds validated narratives and answers
+by request hash, so that a rerun over unchanged data sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from prdigest.storage.db import Store
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    run_id: str  # one report run, question or bench run: what its usage sums over
+    purpose: str  # analyse_pr, narrate, ask
+    subject: str  # owner/name#N, or the repository and period
+    model: str
+    prompt_version: str
+    prompt_hash: str  # of the messages sent: equal hashes mean the same request was paid twice
+    rung: str  # json_schema, json_object or prompt
+    input_tokens: int
+    output_tokens: int
+    latency_ms: int
+    outcome: str  # ok, invalid, blank, rejected, timeout, rate_limited, unavailable, error
+
+
+class CallTotals(NamedTuple):
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+def record_call(store: Store, call: LLMCall) -> None:
+    row = {"created_at": datetime.now(UTC).isoformat(), **asdict(call)}
+    with store._locked() as db, db.atomic():
+        db["llm_calls"].insert(row)
+
+
+def run_totals(store: Store, run_id: str) -> CallTotals:
+    with store._locked() as db:
+        row = next(
+            db.query(
+                "select count(*) as n, coalesce(sum(input_tokens), 0) as i, "
+                "coalesce(sum(output_tokens), 0) as o from llm_calls where run_id = ?",
+                [run_id],
+            )
+        )
+    return CallTotals(row["n"], row["i"], row["o"])
+
+
+def calls_of_run(store: Store, run_id: str) -> list[LLMCall]:
+    """The run's calls in the order they were logged."""
+    fields = ", ".join(LLMCall.__dataclass_fields__)
+    with store._locked() as db:
+        rows = db.query(f"select {fields} from llm_calls where run_id = ? order by id", [run_id])
+        return [LLMCall(**row) for row in rows]
+
+
+def get_output(store: Store, key: str) -> str | None:
+    with store._locked() as db:
+        rows = list(db.query("select data from llm_outputs where key = ?", [key]))
+    return rows[0]["data"] if rows else None
+
+
+def put_output(store: Store, key: str, purpose: str, model: str, prompt_version: str, data: str) -> None:
+    row = {
+        "key": key,
+        "purpose": purpose,
+        "model": model,
+        "prompt_version": prompt_version,
+        "data": data,
+        "created_at": datetime.now(UTC).isoformat(),
+    }
+    with store._locked() as db, db.atomic():
+        db["llm_outputs"].upsert(row, pk="key")
+
+
+def pr_summaries(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]:
+    """The summary of each PR's latest cached analysis (rules or LLM), by number."""
+    wanted = sorted(set(numbers))
+    if not wanted:
+        return {}
+    marks = ", ".join("?" * len(wanted))
+    with store._locked() as db:
+        rows = db.query(
+            f"select number, summary from prs where repo = ? and number in ({marks}) and summary is not null",
+            [repo, *wanted],
+        )
+        return {row["number"]: row["summary"] for row in rows}

@@ -1,0 +1,292 @@
+"""A local OpenAI-compatible chat-completions server that the real openai SDK talks to over HTTP.
+
+One mode per kind of server:
+
+    strict       OpenAI, vLLM: json_schema, json_object and plain requests all honoured
+    json_object  DeepSeek: a json_schema response_format is answered 400; json_object honoured
+    prose        some Ollama/SGLang set-ups: response_format ignored, the JSON wrapped in prose
+    plain        an older server: any response_format answered 400
+
+An accepted request is answered from the queue (``enqueue``), else by the responder,
+a function of the Request. An answer is the message content (a string) or a Reply
+(status, headers, delay, content). The server checks the Bearer key, records every
+request, and waits ``latency`` seconds before each answer; ``close()`` releases
+answers still waiting.
+
+    with FakeOpenAI(mode="json_object", responder=prdigest_answers) as fake:
+        settings = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model")
+
+The second half holds answers in prdigest's shapes, for tests and the bench.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+KEY = "sk-fake-local-key"
+MODES = ("strict", "json_object", "prose", "plain")
+COMPLETIONS = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    at: float  # time.monotonic() when it arrived
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return self.body.get("messages", [])
+
+    @property
+    def text(self) -> str:
+        """Every message's content: what the prompt costs."""
+        return "\n".join(m.get("content") or "" for m in self.messages)
+
+    @property
+    def user(self) -> str:
+        """The first user message: the one carrying the data."""
+        return next((m["content"] for m in self.messages if m["role"] == "user"), "")
+
+    @property
+    def format(self) -> str | None:
+        return (self.body.get("response_format") or {}).get("type")
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds, on top of the server's latency
+    message: str = "scripted error"  # the error message of a status >= 400
+    finish_reason: str = "stop"
+
+
+Responder = Callable[[Request], "Reply | str"]
+
+
+class FakeOpenAI:
+    def __init__(
+        self,
+        mode: str = "strict",
+        *,
+        responder: Responder | None = None,
+        key: str = KEY,
+        latency: float = 0.0,
+    ):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}")
+        self.mode = mode
+        self.responder = responder
+        self.key = key
+        self.latency = latency
+        self.requests: list[Request] = []
+        self._queue: deque[Reply | str] = deque()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the fake first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def enqueue(self, *answers: Reply | str) -> None:
+        with self._lock:
+            self._queue.extend(answers)
+
+    def start(self) -> FakeOpenAI:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server.daemon_threads = True
+        server.fake = self  # type: ignore[attr-defined]
+        self._server = server
+        threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-openai", daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()  # releases slow answers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- answering ----------------------------------------------------------------
+
+    def handle(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        if path != COMPLETIONS:
+            return _error(404, f"no route {path}", "not_found")
+        body = json.loads(raw or b"{}")
+        request = Request(path, headers, body, time.monotonic())
+        with self._lock:
+            self.requests.append(request)
+        if headers.get("authorization") != f"Bearer {self.key}":
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
+        rejected = self._rejects(request.format)
+        if rejected:
+            return _error(400, rejected, "invalid_request_error", param="response_format")
+        with self._lock:
+            answer = self._queue.popleft() if self._queue else None
+        if answer is None:
+            answer = (
+                self.responder(request) if self.responder else Reply(status=500, message="nothing scripted")
+            )
+        reply = Reply(content=answer) if isinstance(answer, str) else answer
+        self._closing.wait(self.latency + reply.delay)
+        if reply.status >= 400:
+            status, extra, payload = _error(reply.status, reply.message, "scripted")
+            return status, {**extra, **reply.headers}, payload
+        return 200, {"Content-Type": "application/json", **reply.headers}, self._completion(request, reply)
+
+    def _rejects(self, fmt: str | None) -> str:
+        if self.mode == "json_object" and fmt == "json_schema":
+            return "This response_format type is unavailable now"
+        if self.mode == "plain" and fmt is not None:
+            return "response_format is not supported"
+        return ""
+
+    def _completion(self, request: Request, reply: Reply) -> bytes:
+        content = reply.content
+        if self.mode == "prose":
+            content = f"Sure! Here is the JSON you asked for:\n```json\n{content}\n```\nAnything else?"
+        prompt_tokens = math.ceil(len(request.text) / 4)
+        completion_tokens = math.ceil(len(content) / 4)
+        return json.dumps(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.body.get("model", ""),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": reply.finish_reason,
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        ).encode()
+
+
+def _error(
+    status: int, message: str, kind: str, param: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": None}}
+    return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, out_headers, payload = self.server.fake.handle(self.path, headers, raw)  # type: ignore[attr-defined]
+        try:
+            self.send_response(status)
+            for name, value in {**out_headers, "Content-Length": str(len(payload))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up waiting (a timeout test)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+# --- answers in prdigest's shapes -----------------------------------------------------------
+
+_PR = re.compile(r"PR #(\d+):")
+_LISTED = re.compile(r"^#(\d+) merged", re.M)  # a PR line of the week's or a question's data
+
+
+def analysis_json(number: int, **fields: Any) -> str:
+    """A valid analysis of PR ``number``; ``fields`` replace the defaults."""
+    value = {
+        "summary": f"Change {number} in one line",
+        "explanation": f"PR {number} changes one thing. It matters a little.",
+        "importance": 6,
+        "insight": 5,
+        "tags": ["feature"],
+        "risks": [],
+        "watch": ["watch the rollout"],
+        "unresolved": [],
+        "related": [],
+    }
+    return json.dumps({**value, **fields}, ensure_ascii=False)
+
+
+def narrative_json(numbers: list[int], **fields: Any) -> str:
+    """A valid narrative citing ``numbers``; ``fields`` replace the defaults."""
+    half = max(len(numbers) // 2, 1)
+    value = {
+        "summary": "A week of steady work on the trainer.",
+        "themes": [
+            {
+                "title": "First half",
+                "prs": numbers[:half],
+                "story": "It started here.",
+                "trend": "growing",
+                "representative": numbers[:2],
+            },
+            {
+                "title": "Second half",
+                "prs": numbers[half:],
+                "story": "It went on there.",
+                "trend": "steady",
+                "representative": numbers[half : half + 2],
+            },
+        ],
+        "risks": [
+            {"title": "Core paths moved", "label": "core_path", "prs": numbers[:1], "evidence": "a quote"}
+        ],
+        "recommendations": [{"text": "Benchmark the change.", "prs": numbers[:1]}],
+    }
+    return json.dumps({**value, **fields}, ensure_ascii=False)
+
+
+def pr_number(request: Request) -> int:
+    match = _PR.search(request.user)
+    assert match, "not a PR analysis request"
+    return int(match.group(1))
+
+
+def listed_numbers(request: Request) -> list[int]:
+    return [int(n) for n in _LISTED.findall(request.user)]
+
+
+def prdigest_answers(request: Request) -> str:
+    """A valid answer to any prdigest request: a PR analysis, the week's narrative or a question."""
+    if "<untrusted_pr_data>" in request.user:
+        return analysis_json(pr_number(request))
+    if "<untrusted_week_data>" in request.user:
+        return narrative_json(listed_numbers(request))
+    if "<untrusted_search_results>" in request.user:
+        first = listed_numbers(request)[0]
+        return json.dumps({"answer": f"It was #{first}.", "cited": [first]})
+    raise AssertionError("an unknown request")
