@@ -165,6 +165,48 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
         sys.stdout.write(text)
 
 
+@cli.command()
+@click.argument("question", nargs=-1, required=True)
+@click.option("--repo", required=True, help="Repository OWNER/NAME in the cache.")
+@click.option("--since", help="First day, YYYY-MM-DD.")
+@click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
+@click.option("--week", help="An ISO week, e.g. 2026-W37.")
+@click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
+@click.option("--tz", help="Timezone of the window's days.")
+@click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
+@_common
+def ask(
+    question: tuple[str, ...],
+    repo: str,
+    since: str | None,
+    until: str | None,
+    week: str | None,
+    last_week: bool,
+    tz: str | None,
+    lang: str | None,
+    config: str | None,
+    db: str | None,
+) -> None:
+    """Answer a question from the cached PRs, citing them (with the LLM when one is configured)."""
+    from datetime import UTC, datetime
+
+    from prdigest.analysis.ask import ask as answer_question
+    from prdigest.models import zone
+    from prdigest.periods import window_from_options
+    from prdigest.storage import Store
+
+    settings = _settings(config, db)
+    window = None
+    if since or until or week or last_week:
+        zone_name = zone(tz).key if tz else settings.report.timezone
+        window = window_from_options(since, until, week, last_week, zone_name, datetime.now(UTC))
+    text = " ".join(question)
+    store = Store(settings.storage.db)
+    answer = answer_question(store, text, repo, window, settings.llm, lang or settings.report.language)
+    store.close()
+    click.echo(answer.text)
+
+
 def _render(report: Any, fmt: str) -> str:
     import json
 
@@ -210,7 +252,7 @@ def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) ->
     with tempfile.TemporaryDirectory(prefix="prdigest-demo-") as tmp:
         # The demo keeps to a throwaway cache unless --db names one.
         store = Store(Path(db) if db else Path(tmp) / "demo.db")
-        result = make_report(settings, store, source, source.window, lang=lang)
+        result = make_report(settings, store, source, source.window, lang=lang, use_llm=False)
         render_terminal(result, console)
         if not no_chat:
             # "Last week" in the demo chat is the demo week: its clock stands on the Monday after.

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from prdigest.analysis.llm_settings import LLMSettings, llm_settings_from_env
 from prdigest.errors import ConfigError
 from prdigest.models import zone
 
@@ -96,6 +97,8 @@ class Settings(_Section):
     github: GithubSettings = Field(default_factory=GithubSettings)
     repos: list[RepoSettings] = []
     admins: AdminSettings = Field(default_factory=AdminSettings)
+    # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).
+    llm: LLMSettings | None = None
     public_url: str | None = None
     config_path: Path | None = None
 
@@ -151,6 +154,15 @@ def load_settings(
             _set(data, key, value)
     if path is not None:
         data["config_path"] = path
+    try:
+        data["llm"] = llm_settings_from_env(env, data.pop("llm", None))
+    except ConfigError as exc:
+        where = (
+            f"{path}:{locate_key(text, ('llm', str(exc).split(':')[0].removeprefix('llm.')))}"
+            if text
+            else "settings"
+        )
+        raise ConfigError(f"{where}: {exc}") from None
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

@@ -322,6 +322,19 @@ class Recommendation(_Model):
     prs: list[int]
 
 
+class LLMUsage(_Model):
+    """What one run spent on the LLM, for the report's footer."""
+
+    model: str
+    calls: int = 0  # requests sent, rejected rungs and repairs included
+    input_tokens: int = 0
+    output_tokens: int = 0
+    analysed: int = 0  # PRs the LLM analysed in this run
+    cached: int = 0  # PR analyses read from the cache
+    fallback: int = 0  # PRs the rules engine answered for after an LLM failure
+    narrative: Literal["llm", "rules"] | None = None
+
+
 class Report(_Model):
     """Everything a renderer lays out. Figures are computed in code, never generated."""
 
@@ -343,6 +356,8 @@ class Report(_Model):
     history: list[WeekFigures] = []
     # What the reader must know about the data: e.g. a sync that could not read every PR.
     warnings: list[str] = []
+    # What the LLM engine spent on this report; None when the rules engine wrote it all.
+    llm_usage: LLMUsage | None = None
     unavailable: list[str] = []
 
 

@@ -76,6 +76,25 @@ def read_window(store: Store, source: Source, window: Window) -> list[str]:
     return [result.describe()] if result.partial else []
 
 
+def diff_loader(settings: Settings, source: Source | None) -> Callable[[PullRequest], str | None] | None:
+    """Diffs for the LLM's evidence: a clone's PRs carry theirs; GitHub's are fetched once and cached."""
+    if source is None or source.kind != "github":
+        return None
+    client = source.client  # type: ignore[attr-defined]  # a GitHubSource
+    store_path = settings.storage.db
+
+    def load(pr: PullRequest) -> str | None:
+        from prdigest.storage import Store
+
+        store = Store(store_path)  # the loader runs on the engine's worker thread
+        try:
+            return client.fetch_diff(pr.repo, pr.number, store)
+        finally:
+            store.close()
+
+    return load
+
+
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
     """The rules engine's analysis of every PR, each computed once and then read from the cache."""
     version = rules.rules_version(taxonomy)
@@ -101,6 +120,7 @@ def make_report(
     repo: str | None = None,
     lang: str | None = None,
     save: bool = True,
+    use_llm: bool = True,
     progress: Callable[[str], None] = lambda _: None,
 ) -> Report:
     """Read the window from the source into the cache, analyse it, build the report from the cache."""
@@ -122,6 +142,13 @@ def make_report(
     progress(f"analysing {len(prs)} PRs")
     taxonomy = settings.repo(name).taxonomy
     analyses = analyse_prs(store, prs, taxonomy, lang)
+    engine = None
+    if settings.llm is not None and use_llm:
+        from prdigest.analysis.llm import LLMEngine
+
+        progress(f"asking {settings.llm.model} about {len(prs)} PRs")
+        engine = LLMEngine(settings.llm, store)
+        analyses = engine.analyse(prs, analyses, taxonomy, lang, diff_loader(settings, source))
     progress("building the report")
     report = build_report(
         name,
@@ -134,6 +161,10 @@ def make_report(
         taxonomy=taxonomy,
         lang=lang,
     )
+    if engine is not None:
+        progress("writing the narrative")
+        report = engine.narrate(report, analyses)
+        report.llm_usage = engine.usage()
     report.history = store.week_figures(name, earlier_weeks(window, HISTORY_WEEKS))
     report.warnings = warnings
     if save:

@@ -84,6 +84,9 @@ TEXT: dict[str, dict[str, str]] = {
         "err_pr_missing": "请写明 PR 编号，例如 解释 #3128",
         "err_time": "{text} 不是有效的时间，请用 HH:MM，例如 09:30",
         "err_empty_cache": "缓存里还没有 {repo} 的 PR",
+        "ask_no_match": "缓存中没有与「{question}」相关的 PR。",
+        "ask_matches": "与「{question}」最相关的 PR：",
+        "ask_line": "#{number} {summary}（{author}，{merged:%Y-%m-%d} 合入）",
     },
     "en": {
         "help_title": "What prdigest can do",
@@ -168,5 +171,8 @@ TEXT: dict[str, dict[str, str]] = {
         "err_pr_missing": "name the PR with its number, e.g. explain #3128",
         "err_time": "{text} is not a time of day: use HH:MM, e.g. 09:30",
         "err_empty_cache": "the cache holds no PRs of {repo} yet",
+        "ask_no_match": "No cached pull request matches “{question}”.",
+        "ask_matches": "The pull requests that best match “{question}”:",
+        "ask_line": "#{number} {summary} ({author}, merged {merged:%Y-%m-%d})",
     },
 }

@@ -143,6 +143,13 @@ def _appendix(report: Report, t: dict[str, str]) -> list[str]:
         out += [f"_{t['unavailable'].format(signals=', '.join(report.unavailable))}_", ""]
     engines = ", ".join(f"{e} {n}" for e, n in s.engines.items()) or report.engine
     out.append(f"_{t['engine'].format(engine=engines, source=report.source)}_")
+    usage = report.llm_usage
+    if usage is not None:
+        out += ["", "_" + t["llm_usage"].format(
+            model=escape(usage.model), calls=usage.calls, tokens_in=usage.input_tokens,
+            tokens_out=usage.output_tokens, cached=usage.cached, fallback=usage.fallback,
+            narrative=usage.narrative or "rules",
+        ) + "_"]  # fmt: skip
     return out
 
 

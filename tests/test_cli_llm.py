@@ -1,0 +1,77 @@
+"""The command line with an LLM: the LLM engine writes, the rules engine stands in, reruns are free."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from fakes.openai_api import KEY, FakeOpenAI, prdigest_answers
+
+from prdigest.sources.fixture import demo_fixture_path
+
+BASE = ["report", "--fixture", str(demo_fixture_path()), "--week", "2026-W37", "--lang", "en"]
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI("strict", responder=prdigest_answers) as fake:
+        yield fake
+
+
+def prdigest(*args: str, llm: FakeOpenAI | None = None, db: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PRDIGEST_DB=db)
+    if llm is not None:
+        env.update(PRDIGEST_LLM_BASE_URL=llm.url, PRDIGEST_LLM_MODEL="fake-model", PRDIGEST_LLM_API_KEY=KEY)
+    return subprocess.run(
+        [sys.executable, "-m", "prdigest.cli", *args], capture_output=True, text=True, env=env, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def test_report_with_the_llm_then_a_free_rerun(llm: FakeOpenAI, tmp_path) -> None:
+    db = str(tmp_path / "llm.db")
+    first = prdigest(*BASE, "--format", "json", llm=llm, db=db)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["engine"] == "llm" and report["stats"]["engines"] == {"llm": 30}
+    assert report["llm_usage"]["model"] == "fake-model" and report["llm_usage"]["narrative"] == "llm"
+    calls = llm.calls
+    assert calls == 31  # one per PR, one for the narrative
+    rerun = prdigest(*BASE, llm=llm, db=db)
+    assert rerun.returncode == 0 and llm.calls == calls  # everything came from the cache
+    assert "Model fake-model: 0 calls" in rerun.stdout and "30 analyses from the cache" in rerun.stdout
+
+
+def test_without_the_llm_the_figures_are_the_same(llm: FakeOpenAI, tmp_path) -> None:
+    with_llm = json.loads(prdigest(*BASE, "--format", "json", llm=llm, db=str(tmp_path / "a.db")).stdout)
+    rules = json.loads(prdigest(*BASE, "--format", "json", db=str(tmp_path / "b.db")).stdout)
+    assert rules["engine"] == "rules" and rules["llm_usage"] is None
+    for key in ("merged_prs", "authors", "hot_files", "per_day", "additions", "deletions"):
+        assert with_llm["stats"][key] == rules["stats"][key], key
+
+
+def test_a_dead_llm_leaves_the_rules_report(tmp_path) -> None:
+    with FakeOpenAI("strict", responder=prdigest_answers) as fake:
+        dead = fake
+    result = prdigest(*BASE, "--format", "json", llm=dead, db=str(tmp_path / "d.db"))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["stats"]["engines"] == {"rules": 30} and report["llm_usage"]["fallback"] == 30
+
+
+def test_demo_never_calls_the_llm(llm: FakeOpenAI, tmp_path) -> None:
+    result = prdigest("demo", "--no-chat", llm=llm, db=str(tmp_path / "demo.db"))
+    assert result.returncode == 0 and llm.calls == 0
+
+
+def test_ask_from_the_command_line(llm: FakeOpenAI, tmp_path) -> None:
+    db = str(tmp_path / "ask.db")
+    assert prdigest(*BASE, db=db).returncode == 0  # fill the cache, rules only
+    rules = prdigest("ask", "sandbox", "shell", "--repo", "acme-ml/trainer", "--lang", "en", db=db)
+    assert rules.returncode == 0 and "#4120" in rules.stdout
+    answered = prdigest("ask", "who", "fixed", "the", "sandbox?", "--repo", "acme-ml/trainer", llm=llm, db=db)
+    assert answered.returncode == 0 and llm.calls >= 1 and "#" in answered.stdout
