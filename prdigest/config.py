@@ -85,6 +85,44 @@ class AdminSettings(_Section):
     slack: list[str] = []
 
 
+class LarkSettings(_Section):
+    """A Lark/Feishu app. The secret, verification token and encrypt key come from env vars only."""
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None
+    verification_token: SecretStr | None = None
+    encrypt_key: SecretStr | None = None
+    # "ws": the long connection (no public URL needed); "http": events posted to the web app.
+    mode: Literal["ws", "http"] = "ws"
+    domain: str = "https://open.feishu.cn"
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.app_id and self.app_secret)
+
+
+class SlackSettings(_Section):
+    """A Slack app. Tokens and the signing secret come from env vars only."""
+
+    bot_token: SecretStr | None = None
+    app_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None
+    # "socket": Socket Mode (no public URL needed); "http": events posted to the web app.
+    mode: Literal["socket", "http"] = "socket"
+    api_url: str = "https://slack.com/api/"
+
+    @property
+    def enabled(self) -> bool:
+        return self.bot_token is not None
+
+
+class WebSettings(_Section):
+    """The web app: HTTP event endpoints, /healthz and the report pages."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+
+
 class GithubSettings(_Section):
     url: str = "https://api.github.com"
     token: SecretStr | None = None
@@ -97,6 +135,9 @@ class Settings(_Section):
     github: GithubSettings = Field(default_factory=GithubSettings)
     repos: list[RepoSettings] = []
     admins: AdminSettings = Field(default_factory=AdminSettings)
+    lark: LarkSettings = Field(default_factory=LarkSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).
     llm: LLMSettings | None = None
     public_url: str | None = None
@@ -117,10 +158,21 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "PRDIGEST_DB": ("storage", "db"),
     "PRDIGEST_GITHUB_URL": ("github", "url"),
     "PRDIGEST_PUBLIC_URL": ("public_url",),
+    "PRDIGEST_LARK_APP_ID": ("lark", "app_id"),
+    "PRDIGEST_LARK_DOMAIN": ("lark", "domain"),
+    "PRDIGEST_LARK_MODE": ("lark", "mode"),
+    "PRDIGEST_SLACK_API_URL": ("slack", "api_url"),
+    "PRDIGEST_SLACK_MODE": ("slack", "mode"),
 }
 # Secrets: read from the environment only, first one set wins.
 SECRET_ENV_VARS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("github", "token"): ("PRDIGEST_GITHUB_TOKEN", "GITHUB_TOKEN"),
+    ("lark", "app_secret"): ("PRDIGEST_LARK_APP_SECRET",),
+    ("lark", "verification_token"): ("PRDIGEST_LARK_VERIFICATION_TOKEN",),
+    ("lark", "encrypt_key"): ("PRDIGEST_LARK_ENCRYPT_KEY",),
+    ("slack", "bot_token"): ("PRDIGEST_SLACK_BOT_TOKEN",),
+    ("slack", "app_token"): ("PRDIGEST_SLACK_APP_TOKEN",),
+    ("slack", "signing_secret"): ("PRDIGEST_SLACK_SIGNING_SECRET",),
 }
 
 

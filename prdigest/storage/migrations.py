@@ -162,3 +162,9 @@ def m007_llm_calls(db: Database) -> None:
         {"key": str, "purpose": str, "model": str, "prompt_version": str, "data": str, "created_at": str},
         pk="key",
     )
+
+
+@migration
+def m008_events(db: Database) -> None:
+    # Chat events already taken: platforms deliver some twice (retries, several connections).
+    db["events"].create({"platform": str, "event_id": str, "received_at": str}, pk=("platform", "event_id"))

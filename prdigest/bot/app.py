@@ -1,0 +1,131 @@
+"""What every chat adapter shares: the Inbound event, de-duplication, and work after the ack.
+
+An adapter turns a platform event into an `Inbound`, calls `BotCore.submit` (which
+returns at once, so the platform gets its ack within its deadline), and gives it a
+`respond` callback that posts the Reply. The work runs in a bounded pool; when it takes
+longer than a few seconds the adapter's `notice` callback says "working on it".
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from prdigest.handlers import Context, Reply, Services, handle
+from prdigest.i18n import texts
+from prdigest.render.views import ActionValue
+from prdigest.storage import Store
+
+log = logging.getLogger("prdigest.bot")
+
+WORKERS = 4
+NOTICE_AFTER_S = 3.0
+WORKING = {"zh": "正在处理，请稍候……", "en": "Working on it…"}
+
+
+class Inbound(BaseModel):
+    """One chat event, whatever the platform."""
+
+    platform: Literal["lark", "slack"]
+    event_id: str  # the platform's id of this delivery's event: the de-duplication key
+    chat_id: str
+    user_id: str
+    text: str | None = None  # a message or a slash command's text
+    action: dict[str, Any] | None = None  # a button's value (an ActionValue payload)
+    thread_id: str | None = None  # where the answer goes: a Slack thread_ts, a Lark message id
+    message_id: str | None = None  # the card a button sits on, to update it
+
+
+def claim_event(store: Store, platform: str, event_id: str) -> bool:
+    """True the first time an event is seen, ever (the claim survives restarts); False for a repeat."""
+    with store._locked() as db, db.atomic():
+        cursor = db.execute(
+            "insert or ignore into events (platform, event_id, received_at) values (?, ?, ?)",
+            [platform, event_id, datetime.now(UTC).isoformat()],
+        )
+        return cursor.rowcount == 1
+
+
+def action_text(value: dict[str, Any]) -> str:
+    """A button as the command it stands for, so that buttons and typed commands share their handlers."""
+    action = ActionValue.model_validate(value)
+    period = f"{action.since}..{action.until}"
+    if action.action == "risks":
+        return f"risks {action.repo} {period}"
+    if action.action == "key_prs":
+        return f"top 10 {action.repo} {period}"
+    if action.action == "explain":
+        return f"explain #{action.number} {action.repo}"
+    span = action.until - action.since + timedelta(days=1)  # "another week": the one before
+    return f"report {action.repo} {_day(action.since - span)}..{_day(action.until - span)}"
+
+
+def _day(day: date) -> str:
+    return day.isoformat()
+
+
+class BotCore:
+    def __init__(self, services: Services, workers: int = WORKERS, notice_after: float = NOTICE_AFTER_S):
+        self.services = services
+        self.notice_after = notice_after
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prdigest-chat")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=False)
+
+    def submit(
+        self,
+        inbound: Inbound,
+        respond: Callable[[Reply], None],
+        notice: Callable[[str], None] | None = None,
+    ) -> Future[None] | None:
+        """Queue the work and return at once; None when this event was already taken."""
+        if not claim_event(self.services.store, inbound.platform, inbound.event_id):
+            log.info("%s event %s delivered again: ignored", inbound.platform, inbound.event_id)
+            return None
+        return self._pool.submit(self._work, inbound, respond, notice)
+
+    def answer(self, inbound: Inbound) -> Reply:
+        ctx = Context(platform=inbound.platform, chat_id=inbound.chat_id, user_id=inbound.user_id)
+        if inbound.action is not None:
+            try:
+                text = action_text(inbound.action)
+            except ValidationError:
+                log.warning("a button with an unknown value: %r", inbound.action)
+                text = "help"
+        else:
+            text = inbound.text or ""
+        return handle(text, ctx, self.services)
+
+    def _work(
+        self, inbound: Inbound, respond: Callable[[Reply], None], notice: Callable[[str], None] | None
+    ) -> None:
+        timer = None
+        if notice is not None:
+            lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in inbound.text or "") else "en"
+            timer = threading.Timer(self.notice_after, _safely, args=(notice, WORKING[lang]))
+            timer.daemon = True
+            timer.start()
+        try:
+            reply = self.answer(inbound)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        try:
+            respond(reply)
+        except Exception:  # the platform refused the answer: say so in the log, and try a short apology
+            log.exception("%s: could not post the answer to %s", inbound.platform, inbound.chat_id)
+            _safely(respond, Reply(kind="error", lang=reply.lang, text=texts(reply.lang)["error_apology"]))
+
+
+def _safely(fn: Callable[..., None], *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("a chat callback failed")

@@ -1,0 +1,121 @@
+"""The adapters' shared core: de-duplication across restarts, buttons as commands, work after the ack."""
+
+from __future__ import annotations
+
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from prdigest.bot.app import BotCore, Inbound, action_text, claim_event
+from prdigest.bot.web import WebApp
+from prdigest.config import load_settings
+from prdigest.handlers import Reply, Services
+from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+from prdigest.storage import Store
+
+DEMO = FixtureSource(demo_fixture_path())
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Services:
+    store = Store(tmp_path / "bot.db")
+    store.upsert_prs(DEMO.prs)
+    yield Services(settings=load_settings(env={}), store=store, default_repo=DEMO.repo)
+    store.close()
+
+
+def test_an_event_is_claimed_once_even_after_a_restart(tmp_path: Path) -> None:
+    store = Store(tmp_path / "events.db")
+    assert claim_event(store, "slack", "Ev1") is True
+    assert claim_event(store, "slack", "Ev1") is False
+    assert claim_event(store, "lark", "Ev1") is True  # another platform's id space
+    store.close()
+    again = Store(tmp_path / "events.db")
+    assert claim_event(again, "slack", "Ev1") is False
+    again.close()
+
+
+def test_buttons_are_commands() -> None:
+    ref = {"repo": "acme-ml/trainer", "since": "2026-09-07", "until": "2026-09-13", "tz": "Asia/Shanghai"}
+    assert action_text({**ref, "action": "risks"}) == "risks acme-ml/trainer 2026-09-07..2026-09-13"
+    assert action_text({**ref, "action": "key_prs"}) == "top 10 acme-ml/trainer 2026-09-07..2026-09-13"
+    assert action_text({**ref, "action": "explain", "number": 4124}) == "explain #4124 acme-ml/trainer"
+    assert action_text({**ref, "action": "another_week"}) == "report acme-ml/trainer 2026-08-31..2026-09-06"
+
+
+def test_submit_answers_once_after_the_ack(svc: Services) -> None:
+    core = BotCore(svc, workers=2)
+    replies: list[Reply] = []
+    done = threading.Event()
+
+    def respond(reply: Reply) -> None:
+        replies.append(reply)
+        done.set()
+
+    event = Inbound(platform="lark", event_id="e-1", chat_id="oc_1", user_id="ou_1", text="top 3 2026-W37")
+    futures = [core.submit(event, respond) for _ in range(3)]
+    assert futures[1] is None and futures[2] is None  # the same event delivered three times
+    assert done.wait(10)
+    core.close()
+    assert len(replies) == 1 and [p.number for p in replies[0].prs][:1] == [4107]
+
+
+def test_a_slow_answer_sends_a_notice_first(svc: Services) -> None:
+    core = BotCore(svc, workers=1, notice_after=0.0)
+    gate = threading.Event()
+    notices: list[str] = []
+    replies: list[Reply] = []
+    original = core.answer
+
+    def slow(inbound: Inbound) -> Reply:
+        gate.wait(5)
+        return original(inbound)
+
+    core.answer = slow  # type: ignore[method-assign]
+    event = Inbound(platform="slack", event_id="e-2", chat_id="C1", user_id="U1", text="风险 2026-W37")
+    future = core.submit(event, replies.append, notices.append)
+    for _ in range(100):
+        if notices:
+            break
+        threading.Event().wait(0.02)
+    gate.set()
+    assert future is not None
+    future.result(10)
+    core.close()
+    assert notices == ["正在处理，请稍候……"] and replies[0].kind == "risks"
+
+
+def test_a_failing_post_becomes_an_apology(svc: Services, caplog: pytest.LogCaptureFixture) -> None:
+    core = BotCore(svc, workers=1)
+    posted: list[Reply] = []
+
+    def respond(reply: Reply) -> None:
+        if reply.kind != "error":
+            raise RuntimeError("platform said no")
+        posted.append(reply)
+
+    future = core.submit(
+        Inbound(platform="lark", event_id="e-3", chat_id="c", user_id="u", text="help"), respond
+    )
+    assert future is not None
+    future.result(10)
+    core.close()
+    assert posted and "Sorry" in posted[0].text
+    assert "could not post the answer" in caplog.text
+
+
+def test_web_app_serves_health_and_mounted_routes() -> None:
+    web = WebApp()
+    web.mount("/echo", lambda environ, start: (start("200 OK", []), [environ["PATH_INFO"].encode()])[1])
+    host, port = web.start("127.0.0.1", 0)
+    try:
+        base = f"http://{host}:{port}"
+        assert urllib.request.urlopen(f"{base}/healthz", timeout=5).read() == b"ok\n"
+        assert urllib.request.urlopen(f"{base}/echo/x", timeout=5).read() == b"/echo/x"
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"{base}/nope", timeout=5)
+        assert info.value.code == 404
+    finally:
+        web.stop()
