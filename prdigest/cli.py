@@ -207,6 +207,83 @@ def ask(
     click.echo(answer.text)
 
 
+@cli.group()
+def config() -> None:
+    """The settings: prdigest.toml and the PRDIGEST_* environment."""
+
+
+@config.command("check")
+@_common
+def config_check(config: str | None, db: str | None) -> None:
+    """Validate every table of the config file and the environment; name the line and key of each error."""
+    from prdigest.config import check_settings
+
+    settings = _settings(config, db)  # raises with file:line: key for every invalid value
+    problems = check_settings(settings)
+    for problem in problems:
+        click.echo(f"problem: {problem}", err=True)
+    where = settings.config_path or "defaults and environment"
+    on = {True: "on", False: "off"}
+    click.echo(
+        f"{where}: {len(settings.repos)} repositories, {len(settings.subscriptions)} subscriptions; "
+        f"lark {on[settings.lark.enabled]}, slack {on[settings.slack.enabled]}, "
+        f"llm {settings.llm.model if settings.llm else 'off'}, "
+        f"github token {on[settings.github.token is not None]}"
+    )
+    if problems:
+        sys.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--subscription", "sub_id", type=int, required=True, help="The subscription's id (see `subscriptions`)."
+)
+@click.option("--week", help="An ISO week, e.g. 2026-W37 (default: the last complete week).")
+@click.option(
+    "--force", is_flag=True, help="Update the card already posted for that week instead of skipping."
+)
+@_common
+def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: str | None) -> None:
+    """Run one subscription's weekly job now: sync, analyse, report, post — once per week."""
+    from prdigest.bot.adapters import chat_adapters
+    from prdigest.bot.delivery import ConsoleDeliverer, deliver_subscription
+    from prdigest.bot.service import sync_config_subscriptions
+    from prdigest.errors import UsageError
+    from prdigest.periods import parse_week
+    from prdigest.storage import Store
+    from prdigest.storage.subscriptions import get_subscription
+
+    settings = _settings(config, db)
+    store = Store(settings.storage.db)
+    sync_config_subscriptions(settings, store)
+    sub = get_subscription(store, sub_id)
+    if sub is None:
+        raise UsageError(f"no subscription {sub_id}; `subscriptions` in chat lists them")
+    deliverers: dict[str, Any] = {"console": ConsoleDeliverer(_stderr())}
+    deliverers.update((platform, d) for platform, _, d in chat_adapters(settings, None, None))
+    window = parse_week(week, sub.tz) if week else None
+    with _stderr().status(f"delivering {sub.repo} to {sub.platform}:{sub.chat_id}…"):
+        outcome = deliver_subscription(settings, store, sub, deliverers, window=window, force=force)
+    store.close()
+    click.echo(outcome.describe())
+
+
+@cli.command()
+@_common
+def serve(config: str | None, db: str | None) -> None:
+    """Run the bot: Lark and Slack adapters, the weekly scheduler and the web app, until SIGTERM."""
+    import logging
+
+    from prdigest.bot.service import Service
+    from prdigest.storage import Store
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = _settings(config, db)
+    store = Store(settings.storage.db)
+    Service(settings, store).run_forever()
+    store.close()
+
+
 def _render(report: Any, fmt: str) -> str:
     import json
 

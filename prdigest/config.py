@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from prdigest.analysis.llm_settings import LLMSettings, llm_settings_from_env
 from prdigest.errors import ConfigError
-from prdigest.models import zone
+from prdigest.models import Subscription, zone
 
 DEFAULT_DB = Path("~/.local/share/prdigest/prdigest.db")
 
@@ -138,6 +138,8 @@ class Settings(_Section):
     lark: LarkSettings = Field(default_factory=LarkSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    # Weekly reports set in the file; chat adds more (both land in the subscriptions table).
+    subscriptions: list[Subscription] = []
     # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).
     llm: LLMSettings | None = None
     public_url: str | None = None
@@ -219,6 +221,36 @@ def load_settings(
         return Settings.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path, text)) from None
+
+
+def check_settings(settings: Settings) -> list[str]:
+    """What valid settings still cannot do: subscriptions to unconfigured platforms, missing clones."""
+    problems = []
+    for i, sub in enumerate(settings.subscriptions):
+        platform = getattr(settings, sub.platform, None)
+        if platform is not None and not platform.enabled:
+            problems.append(f"subscriptions.{i}: posts to {sub.platform}, which has no app configured")
+        if (
+            sub.source == "github"
+            and not sub.git_path
+            and settings.repo(sub.repo).git is None
+            and not settings.github.token
+        ):
+            problems.append(f"subscriptions.{i}: {sub.repo} is read from GitHub, but no GitHub token is set")
+    for i, repo in enumerate(settings.repos):
+        if (
+            repo.git is not None
+            and not (repo.git.expanduser() / ".git").exists()
+            and not repo.git.expanduser().is_dir()
+        ):
+            problems.append(f"repos.{i}.git: {repo.git} does not exist")
+    if settings.lark.mode == "http" and settings.lark.enabled and not settings.lark.verification_token:
+        problems.append("lark: HTTP mode needs PRDIGEST_LARK_VERIFICATION_TOKEN")
+    if settings.slack.enabled and settings.slack.mode == "socket" and not settings.slack.app_token:
+        problems.append("slack: Socket Mode needs PRDIGEST_SLACK_APP_TOKEN (xapp-…)")
+    if settings.slack.enabled and settings.slack.mode == "http" and not settings.slack.signing_secret:
+        problems.append("slack: HTTP mode needs PRDIGEST_SLACK_SIGNING_SECRET")
+    return problems
 
 
 def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:

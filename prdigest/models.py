@@ -338,6 +338,8 @@ class LLMUsage(_Model):
 class Report(_Model):
     """Everything a renderer lays out. Figures are computed in code, never generated."""
 
+    # The row id in the cache once saved.
+    id: int | None = None
     repo: str
     window: WindowOut
     engine: str

@@ -168,7 +168,7 @@ def make_report(
     report.history = store.week_figures(name, earlier_weeks(window, HISTORY_WEEKS))
     report.warnings = warnings
     if save:
-        store.save_report(report)
+        report.id = store.save_report(report)
     return report
 
 

@@ -31,6 +31,8 @@ class Services:
     # Where to read a repository's PRs that the cache lacks; None: the cache is all there is.
     source_for: Callable[[str], Source | None] = lambda repo: None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # Called after a chat command changed the subscriptions (the scheduler rebuilds its jobs).
+    on_subscriptions_changed: Callable[[], None] = lambda: None
 
     def is_admin(self, ctx: Context) -> bool:
         if ctx.platform == "console":  # a private console session is its owner's

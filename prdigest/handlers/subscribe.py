@@ -53,6 +53,7 @@ def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
         created_at=svc.clock().astimezone(UTC),
     )
     saved = save_subscription(svc.store, sub)
+    svc.on_subscriptions_changed()
     text = t["sub_saved"].format(
         repo=saved.repo, day=t[f"day_{saved.day}"], time=saved.time, tz=saved.tz, lang=t[f"lang_{saved.lang}"]
     )
@@ -70,6 +71,8 @@ def unsubscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
     if args.repo is None:
         return text_reply("text", lang, t["sub_needs_repo"])
     removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, args.repo)
+    if removed:
+        svc.on_subscriptions_changed()
     return text_reply("text", lang, t["sub_removed" if removed else "sub_missing"].format(repo=args.repo))
 
 

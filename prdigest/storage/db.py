@@ -198,7 +198,9 @@ class Store:
     def get_report(self, report_id: int) -> Report | None:
         with self._locked() as db:
             rows = list(db.query("select data from reports where id = ?", [report_id]))
-        return Report.model_validate_json(rows[0]["data"]) if rows else None
+        return (
+            Report.model_validate_json(rows[0]["data"]).model_copy(update={"id": report_id}) if rows else None
+        )
 
     def schema_versions(self) -> list[str]:
         with self._locked() as db:

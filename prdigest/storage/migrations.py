@@ -168,3 +168,26 @@ def m007_llm_calls(db: Database) -> None:
 def m008_events(db: Database) -> None:
     # Chat events already taken: platforms deliver some twice (retries, several connections).
     db["events"].create({"platform": str, "event_id": str, "received_at": str}, pk=("platform", "event_id"))
+
+
+@migration
+def m009_deliveries(db: Database) -> None:
+    # A weekly report posted once: the key (subscription, ISO week) is claimed before posting
+    # and completed with the platform's message id after; a claim left behind by a crash is
+    # resolved through the platform's own idempotency, never by posting twice.
+    db["deliveries"].create(
+        {
+            "key": str,
+            "subscription_id": int,
+            "week": str,
+            "status": str,  # claimed | posted | skipped
+            "message_id": str,
+            "report_id": int,
+            "claimed_by": str,
+            "claimed_at": str,
+            "completed_at": str,
+        },
+        pk="key",
+    )
+    # A report page's address holds a random token, not the report's sequential id.
+    db["report_pages"].create({"token": str, "report_id": int, "created_at": str}, pk="token")

@@ -1,0 +1,50 @@
+"""The chat adapters the settings configure, each with its deliverer for the weekly job.
+
+The SDKs are imported here only for the platforms that are configured: lark-oapi alone
+costs seconds and ~176 MB.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prdigest.bot.app import BotCore
+from prdigest.bot.web import WebApp
+from prdigest.config import Settings
+from prdigest.models import Report
+
+
+class _LarkDeliverer:
+    """The Lark bot as a Deliverer: Lark dedupes on the delivery key (uuid), so there is nothing to find."""
+
+    def __init__(self, bot: Any):
+        self.bot = bot
+
+    def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
+        return self.bot.deliver(chat_id, report, key, report_url, markdown)
+
+    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+        self.bot.update_report(message_id, report, report_url)
+
+    def find_delivery(self, chat_id: str, key: str) -> str | None:
+        return None
+
+
+def chat_adapters(settings: Settings, core: BotCore | None, web: WebApp | None) -> list[tuple[str, Any, Any]]:
+    """(platform, adapter, deliverer) for each configured platform; HTTP-mode adapters mount on ``web``."""
+    found: list[tuple[str, Any, Any]] = []
+    if settings.lark.enabled:
+        from prdigest.bot.lark import LarkBot
+
+        lark = LarkBot(settings, core)
+        if web is not None and settings.lark.mode == "http":
+            web.mount("/lark/events", lark.wsgi_app())
+        found.append(("lark", lark, _LarkDeliverer(lark)))
+    if settings.slack.enabled:
+        from prdigest.bot.slack import SlackBot
+
+        slack = SlackBot(settings, core)
+        if web is not None and settings.slack.mode == "http":
+            web.mount("/slack/events", slack.wsgi_app())
+        found.append(("slack", slack, slack))
+    return found

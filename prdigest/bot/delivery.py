@@ -1,0 +1,163 @@
+"""The weekly job: sync, analyse, build the report, render, deliver — exactly once per subscription and week.
+
+A delivery key ``prdigest:<subscription>:<ISO week>`` is claimed in SQLite before posting and
+completed with the platform's message id after. A second run of the same week finds it and
+posts nothing (``force`` updates the posted card instead). A claim left by a crash between
+posting and completing is resolved through the platform's own idempotency: Lark takes the
+key as the message ``uuid`` (a repeat returns the first message), Slack finds the message
+by the key in its ``metadata``. A live claim of another worker is left alone (several
+replicas may run the same schedule).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal, Protocol
+
+from rich.console import Console
+
+from prdigest.config import Settings
+from prdigest.errors import PrdigestError
+from prdigest.models import Report, Subscription, Window
+from prdigest.pipeline import Source, make_report, source_factory
+from prdigest.render.markdown import render_markdown
+from prdigest.storage import Store
+from prdigest.storage.deliveries import Busy, claim, complete, get_delivery, page_token, release
+
+log = logging.getLogger("prdigest.delivery")
+
+# How long a claim protects a delivery in progress from other workers.
+LEASE = timedelta(minutes=15)
+
+
+class DeliveryError(PrdigestError):
+    """A weekly report could not be delivered."""
+
+
+class Deliverer(Protocol):
+    """What a platform adapter offers the weekly job."""
+
+    def deliver(
+        self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str
+    ) -> str: ...
+
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None
+    ) -> None: ...
+
+    def find_delivery(self, chat_id: str, key: str) -> str | None: ...
+
+
+@dataclass
+class Outcome:
+    key: str
+    status: Literal["posted", "already", "updated", "recovered", "skipped", "busy"]
+    message_id: str = ""
+    report: Report | None = None
+
+    def describe(self) -> str:
+        return f"{self.key}: {self.status}" + (f" ({self.message_id})" if self.message_id else "")
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def week_label(window: Window) -> str:
+    year, week, _ = window.since.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def delivery_key(sub: Subscription, window: Window) -> str:
+    return f"prdigest:{sub.id}:{week_label(window)}"
+
+
+def deliver_subscription(
+    settings: Settings,
+    store: Store,
+    sub: Subscription,
+    deliverers: dict[str, Deliverer],
+    *,
+    now: datetime | None = None,
+    window: Window | None = None,
+    force: bool = False,
+    worker: str | None = None,
+) -> Outcome:
+    """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``)."""
+    if sub.id is None:
+        raise DeliveryError("the subscription is not saved yet")
+    window = window or Window.last_complete_week(now or datetime.now(UTC), sub.tz)
+    key = delivery_key(sub, window)
+    deliverer = deliverers.get(sub.platform)
+    if deliverer is None:
+        raise DeliveryError(f"subscription {sub.id} posts to {sub.platform}, which is not configured")
+    done = get_delivery(store, key)
+    if done is not None and done.status in ("posted", "skipped"):
+        if not force or done.status == "skipped":
+            return Outcome(key, "already", done.message_id)
+        report, report_url = _build(settings, store, sub, window)
+        deliverer.update_report(sub.chat_id, done.message_id, report, report_url)
+        return Outcome(key, "updated", done.message_id, report)
+    try:
+        before = claim(store, key, sub.id, week_label(window), worker or worker_id(), LEASE)
+    except Busy as busy:
+        return Outcome(key, "already" if busy.row.status != "claimed" else "busy", busy.row.message_id)
+    if before is not None:  # a claim left behind: did its post go out before the worker died?
+        found = deliverer.find_delivery(sub.chat_id, key)
+        if found:
+            complete(store, key, "posted", found, before.report_id)
+            return Outcome(key, "recovered", found)
+    try:
+        report, report_url = _build(settings, store, sub, window)
+        if sub.silent_when_empty and report.stats.merged_prs == 0:
+            complete(store, key, "skipped", "", None)
+            return Outcome(key, "skipped", "", report)
+        message_id = deliverer.deliver(sub.chat_id, report, key, report_url, render_markdown(report))
+    except BaseException:
+        release(store, key)  # nothing went out (or the platform will dedupe it): the next run tries again
+        raise
+    complete(store, key, "posted", message_id, report.id)
+    return Outcome(key, "posted", message_id, report)
+
+
+def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:
+    """The subscription's report, saved, and the address of its page when there is a public URL."""
+    tuned = settings.model_copy(
+        update={"report": settings.report.model_copy(update={"key_pr_limit": sub.top_n})}
+    )
+    source = subscription_source(settings, sub)
+    report = make_report(tuned, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
+    if not settings.public_url or report.id is None:
+        return report, None
+    return report, f"{settings.public_url.rstrip('/')}/reports/{page_token(store, report.id)}"
+
+
+def subscription_source(settings: Settings, sub: Subscription) -> Source | None:
+    if sub.git_path:
+        from prdigest.sources.gitlog import GitSource
+
+        return GitSource(sub.git_path, repo=sub.repo)
+    return source_factory(settings)(sub.repo)
+
+
+class ConsoleDeliverer:
+    """Console subscriptions: the report printed, for trying schedules out locally."""
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console()
+
+    def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
+        from rich.markdown import Markdown
+
+        self.console.print(Markdown(markdown))
+        return f"console:{key}"
+
+    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+        self.deliver(chat_id, report, message_id, report_url, render_markdown(report))
+
+    def find_delivery(self, chat_id: str, key: str) -> str | None:
+        return None

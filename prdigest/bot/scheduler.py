@@ -1,0 +1,129 @@
+"""One weekly cron job per subscription, in its own timezone (APScheduler; the only module importing it).
+
+Jobs are rebuilt from the subscriptions at start and whenever chat changes them. A run reports
+the last complete ISO week before its fire time. A run missed by less than the grace period
+(a restart, a busy machine) still happens: at start, and through APScheduler's misfire grace;
+the delivery key makes every extra run a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from prdigest.bot.delivery import Deliverer, Outcome, deliver_subscription
+from prdigest.config import Settings
+from prdigest.models import WEEKDAYS, Subscription
+from prdigest.storage import Store
+from prdigest.storage.subscriptions import get_subscription, list_subscriptions
+
+log = logging.getLogger("prdigest.scheduler")
+
+GRACE = timedelta(hours=6)
+JOB_PREFIX = "weekly-"
+
+
+def trigger_for(sub: Subscription) -> CronTrigger:
+    hour, minute = (int(part) for part in sub.time.split(":"))
+    # Named weekdays: APScheduler numbers them from Monday = 0, unlike crontab.
+    return CronTrigger(day_of_week=sub.day, hour=hour, minute=minute, timezone=ZoneInfo(sub.tz))
+
+
+def last_fire(sub: Subscription, now: datetime) -> datetime:
+    """The most recent scheduled time of the subscription at or before ``now``."""
+    zone = ZoneInfo(sub.tz)
+    local = now.astimezone(zone)
+    hour, minute = (int(part) for part in sub.time.split(":"))
+    days_back = (local.weekday() - WEEKDAYS.index(sub.day)) % 7
+    fire = datetime.combine(local.date() - timedelta(days=days_back), time(hour, minute), zone)
+    return fire if fire <= local else fire - timedelta(days=7)
+
+
+class WeeklyScheduler:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        deliverers: dict[str, Deliverer],
+        *,
+        grace: timedelta = GRACE,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.settings = settings
+        self.store = store
+        self.deliverers = deliverers
+        self.grace = grace
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._scheduler = BackgroundScheduler(
+            timezone=UTC,
+            job_defaults={
+                "misfire_grace_time": int(grace.total_seconds()),
+                "coalesce": True,
+                "max_instances": 1,
+            },
+        )
+
+    def start(self, paused: bool = False) -> None:
+        self.rebuild()
+        self._scheduler.start(paused=paused)
+
+    def shutdown(self) -> None:
+        """Stop firing; a delivery already running finishes (or leaves its key claimable)."""
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=True)
+
+    def rebuild(self) -> None:
+        """One job per subscription, replacing the old set (called when chat changes them)."""
+        with self._lock:
+            subs = list_subscriptions(self.store)
+            wanted = {f"{JOB_PREFIX}{s.id}" for s in subs}
+            for job in self._scheduler.get_jobs():
+                if job.id.startswith(JOB_PREFIX) and job.id not in wanted:
+                    job.remove()
+            for sub in subs:
+                self._scheduler.add_job(
+                    self.run,
+                    trigger_for(sub),
+                    id=f"{JOB_PREFIX}{sub.id}",
+                    args=[sub.id],
+                    replace_existing=True,
+                    name=f"{sub.repo} -> {sub.platform}:{sub.chat_id}",
+                )
+
+    def next_run(self, sub_id: int) -> datetime | None:
+        job = self._scheduler.get_job(f"{JOB_PREFIX}{sub_id}")
+        return job.next_run_time if job else None
+
+    def catch_up(self) -> list[Outcome]:
+        """Deliver the weeks whose time passed less than the grace period ago and are not yet delivered."""
+        now = self.clock()
+        outcomes = []
+        for sub in list_subscriptions(self.store):
+            fired = last_fire(sub, now)
+            if now - fired <= self.grace:
+                outcome = self._deliver(sub, fired)
+                if outcome is not None:
+                    outcomes.append(outcome)
+        return outcomes
+
+    def run(self, sub_id: int) -> Outcome | None:
+        sub = get_subscription(self.store, sub_id)
+        if sub is None:  # removed since the job was scheduled
+            return None
+        return self._deliver(sub, self.clock())
+
+    def _deliver(self, sub: Subscription, fired: datetime) -> Outcome | None:
+        try:
+            outcome = deliver_subscription(self.settings, self.store, sub, self.deliverers, now=fired)
+        except Exception:
+            log.exception("weekly report of %s to %s:%s failed", sub.repo, sub.platform, sub.chat_id)
+            return None
+        log.info("weekly report %s", outcome.describe())
+        return outcome

@@ -1,0 +1,103 @@
+"""`prdigest serve`: the chat adapters, the weekly scheduler and the web app in one process.
+
+SIGTERM (or Ctrl-C) stops it cleanly: no new work is taken, running deliveries finish
+(or leave their key claimable), the cache is closed after everything that writes to it.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from prdigest.bot.app import BotCore
+from prdigest.bot.delivery import ConsoleDeliverer, Deliverer
+from prdigest.bot.scheduler import WeeklyScheduler
+from prdigest.bot.web import WebApp, respond
+from prdigest.config import Settings
+from prdigest.handlers import Services
+from prdigest.models import Subscription
+from prdigest.pipeline import source_factory
+from prdigest.storage import Store
+from prdigest.storage.deliveries import report_id_for
+from prdigest.storage.subscriptions import list_subscriptions, save_subscription
+
+log = logging.getLogger("prdigest.serve")
+
+
+def sync_config_subscriptions(settings: Settings, store: Store) -> list[Subscription]:
+    """The file's [[subscriptions]] into the table (updated in place; chat's own are kept)."""
+    saved = []
+    known = {(s.platform, s.chat_id, s.repo): s for s in list_subscriptions(store)}
+    for sub in settings.subscriptions:
+        old = known.get((sub.platform, sub.chat_id, sub.repo))
+        saved.append(save_subscription(store, sub.model_copy(update={
+            "created_by": sub.created_by or "config", "created_at": old.created_at if old else None,
+        })))  # fmt: skip
+    return saved
+
+
+def report_pages(store: Store) -> Callable[..., Iterable[bytes]]:
+    """/reports/<token>: the full HTML page of a delivered report."""
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        from prdigest.render.html import render_html
+
+        token = environ.get("PATH_INFO", "").removeprefix("/reports/").strip("/")
+        report_id = report_id_for(store, token) if token else None
+        report = store.get_report(report_id) if report_id is not None else None
+        if report is None:
+            return respond(start_response, "404 Not Found", b"no such report\n", "text/plain; charset=utf-8")
+        return respond(start_response, "200 OK", render_html(report).encode(), "text/html; charset=utf-8")
+
+    return app
+
+
+class Service:
+    def __init__(self, settings: Settings, store: Store):
+        self.settings = settings
+        self.store = store
+        self.web = WebApp()
+        self.web.mount("/reports", report_pages(store))
+        self.services = Services(settings=settings, store=store, source_for=source_factory(settings))
+        self.core = BotCore(self.services)
+        self.adapters: list[Any] = []
+        self.deliverers: dict[str, Deliverer] = {"console": ConsoleDeliverer()}
+        self._add_adapters()
+        self.scheduler = WeeklyScheduler(settings, store, self.deliverers)
+        self.services.on_subscriptions_changed = self.scheduler.rebuild
+        self.stopped = threading.Event()
+
+    def _add_adapters(self) -> None:
+        from prdigest.bot.adapters import chat_adapters
+
+        for platform, adapter, deliverer in chat_adapters(self.settings, self.core, self.web):
+            self.adapters.append(adapter)
+            self.deliverers[platform] = deliverer
+
+    def start(self) -> tuple[str, int]:
+        sync_config_subscriptions(self.settings, self.store)
+        address = self.web.start(self.settings.web.host, self.settings.web.port)
+        for adapter in self.adapters:
+            adapter.start()
+        self.scheduler.start()
+        threading.Thread(target=self.scheduler.catch_up, name="prdigest-catch-up", daemon=True).start()
+        log.info("serving on http://%s:%s with %s", *address, ", ".join(self.deliverers))
+        return address
+
+    def stop(self) -> None:
+        self.scheduler.shutdown()
+        for adapter in self.adapters:
+            adapter.stop()
+        self.core.close()
+        self.web.stop()
+        self.stopped.set()
+
+    def run_forever(self) -> None:
+        """Start, then wait for SIGTERM or SIGINT and stop cleanly."""
+        self.start()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: threading.Thread(target=self.stop, daemon=True).start())
+        self.stopped.wait()

@@ -1,0 +1,95 @@
+"""Delivery rows (exactly once per subscription and week) and report page tokens."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from prdigest.storage.db import Store
+
+
+@dataclass
+class Delivery:
+    key: str
+    subscription_id: int
+    week: str
+    status: str
+    message_id: str
+    report_id: int | None
+    claimed_by: str
+    claimed_at: datetime
+
+
+def get_delivery(store: Store, key: str) -> Delivery | None:
+    with store._locked() as db:
+        rows = list(db.query("select * from deliveries where key = ?", [key]))
+    return _delivery(rows[0]) if rows else None
+
+
+def claim(
+    store: Store, key: str, subscription_id: int, week: str, worker: str, lease: timedelta
+) -> Delivery | None:
+    """Take the key for this worker: a new key, or a claim whose lease ran out (its worker died).
+
+    Returns the row as it was before (None for a new key), or raises Busy when another worker
+    holds a live claim or the week is already posted."""
+    now = datetime.now(UTC)
+    with store._locked() as db, db.atomic():
+        rows = list(db.query("select * from deliveries where key = ?", [key]))
+        if not rows:
+            db["deliveries"].insert(
+                {"key": key, "subscription_id": subscription_id, "week": week, "status": "claimed",
+                 "message_id": "", "report_id": None, "claimed_by": worker, "claimed_at": now.isoformat(),
+                 "completed_at": ""}
+            )  # fmt: skip
+            return None
+        before = _delivery(rows[0])
+        if before.status != "claimed" or (before.claimed_by != worker and now - before.claimed_at < lease):
+            raise Busy(before)
+        db["deliveries"].update(key, {"claimed_by": worker, "claimed_at": now.isoformat()})
+        return before
+
+
+def complete(store: Store, key: str, status: str, message_id: str, report_id: int | None) -> None:
+    with store._locked() as db, db.atomic():
+        db["deliveries"].update(
+            key,
+            {"status": status, "message_id": message_id, "report_id": report_id,
+             "completed_at": datetime.now(UTC).isoformat()},
+        )  # fmt: skip
+
+
+def release(store: Store, key: str) -> None:
+    """Give a claim back after a failed post, so the next run tries again at once."""
+    with store._locked() as db, db.atomic():
+        db.execute("delete from deliveries where key = ? and status = 'claimed'", [key])
+
+
+class Busy(Exception):
+    def __init__(self, row: Delivery):
+        super().__init__(f"delivery {row.key} is {row.status}")
+        self.row = row
+
+
+def page_token(store: Store, report_id: int) -> str:
+    token = secrets.token_urlsafe(16)
+    with store._locked() as db, db.atomic():
+        db["report_pages"].insert(
+            {"token": token, "report_id": report_id, "created_at": datetime.now(UTC).isoformat()}
+        )
+    return token
+
+
+def report_id_for(store: Store, token: str) -> int | None:
+    with store._locked() as db:
+        rows = list(db.query("select report_id from report_pages where token = ?", [token]))
+    return rows[0]["report_id"] if rows else None
+
+
+def _delivery(row: dict) -> Delivery:
+    return Delivery(
+        key=row["key"], subscription_id=row["subscription_id"], week=row["week"], status=row["status"],
+        message_id=row["message_id"] or "", report_id=row["report_id"], claimed_by=row["claimed_by"] or "",
+        claimed_at=datetime.fromisoformat(row["claimed_at"]),
+    )  # fmt: skip
