@@ -52,7 +52,13 @@ def run_cli() -> Iterator[object]:
     """Run `prdigest ...` in a subprocess that is killed in teardown if it outlives the test."""
     procs: list[subprocess.Popen[str]] = []
 
-    def run(*args: str, timeout: float = 60, cwd: Path | None = None, stdin: str | None = None) -> Run:
+    def run(
+        *args: str,
+        timeout: float = 60,
+        cwd: Path | None = None,
+        stdin: str | None = None,
+        env: dict | None = None,
+    ) -> Run:
         proc = subprocess.Popen(
             [sys.executable, "-m", "prdigest.cli", *args],
             stdout=subprocess.PIPE,
@@ -60,7 +66,8 @@ def run_cli() -> Iterator[object]:
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             text=True,
             cwd=cwd,
-            env={**os.environ, "COLUMNS": "200"},  # wide enough that rich does not wrap the lines tests read
+            # wide enough that rich does not wrap the lines tests read
+            env={**os.environ, "COLUMNS": "200", **(env or {})},
         )
         procs.append(proc)
         out, err = proc.communicate(input=stdin, timeout=timeout)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from prdigest.config import DEFAULT_DB, load_settings, locate_key
+from prdigest.config import DEFAULT_DB, Settings, load_settings, locate_key
 from prdigest.errors import ConfigError
 
 GOOD = """\
@@ -119,3 +119,64 @@ def test_locate_key_walks_tables_and_arrays() -> None:
     assert locate_key(GOOD, ("report", "key_pr_limit")) == 7
     assert locate_key(GOOD, ("repos", "0", "taxonomy", "tags", "megatron", "keywords")) == 15
     assert locate_key(GOOD, ("repos", "1", "name")) == 18
+
+
+def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "prdigest.example.toml"
+    settings = load_settings(example, env={})
+    assert settings.repos[0].taxonomy.tags["megatron"].keywords == ["megatron"]
+    assert settings.subscriptions[0].platform == "console" and settings.subscriptions[0].day == "mon"
+    assert settings.llm is None  # no model named: the rules engine only
+    tables = {line.strip("[] \n") for line in example.read_text().splitlines() if line.startswith("[")}
+    documented = {"storage", "report", "github", "llm", "lark", "slack", "web", "admins", "repos"}
+    documented |= {
+        "subscriptions",
+        "repos.taxonomy",
+        "repos.taxonomy.tags.megatron",
+        "repos.taxonomy.tags.rollout",
+    }
+    assert tables == documented
+    assert set(Settings.model_fields) - {"config_path", "public_url"} <= tables
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[subscriptions]]\nplatform = "lark"\nchat_id = "oc"\nrepo = "a/b"\nday = "monday"\n',
+            r"prdigest.toml:5: subscriptions.0.day: Input should be 'mon'",
+        ),
+        (
+            '[[subscriptions]]\nplatform = "teams"\nchat_id = "oc"\nrepo = "a/b"\n',
+            r"prdigest.toml:2: subscriptions.0.platform",
+        ),
+        (
+            '[[subscriptions]]\nplatform = "slack"\nchat_id = "C"\nrepo = "a/b"\ntz = "Mars/Base"\n',
+            r"prdigest.toml:5: subscriptions.0.tz: unknown timezone",
+        ),
+        (
+            '[[subscriptions]]\nplatform = "slack"\nchat_id = "C"\nrepo = "a/b"\ntime = "25:00"\n',
+            r"prdigest.toml:5: subscriptions.0.time",
+        ),
+        ('[llm]\nmodel = "m"\ntimeout = -1\n', r"prdigest.toml:3: .*timeout"),
+        ('[lark]\napp_secret = "s"\n', r"prdigest.toml:2: 'lark.app_secret' is a secret"),
+        ('[slack]\nmode = "rtm"\n', r"prdigest.toml:2: slack.mode"),
+    ],
+)
+def test_invalid_service_tables_name_key_and_line(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings(write(tmp_path, text), env={})
+
+
+def test_config_check_names_what_cannot_work(tmp_path: Path, run_cli) -> None:
+    path = write(tmp_path, '[[subscriptions]]\nplatform = "lark"\nchat_id = "oc"\nrepo = "a/b"\n')
+    result = run_cli("config", "check", "--config", str(path))
+    assert result.returncode == 1
+    assert "subscriptions.0: posts to lark, which has no app configured" in result.stderr
+    assert "no GitHub token is set" in result.stderr
+    example = str(Path(__file__).resolve().parents[1] / "prdigest.example.toml")
+    ok = run_cli("config", "check", "--config", example, env={"GITHUB_TOKEN": "ghp_test"})
+    assert ok.returncode == 0, ok.stderr
+    assert "1 repositories, 1 subscriptions" in ok.stdout
+    bad = run_cli("config", "check", "--config", str(write(tmp_path, "[report]\nlanguage = 'fr'\n")))
+    assert bad.returncode == 1 and "prdigest.toml:2: report.language" in bad.stderr

@@ -1,0 +1,106 @@
+"""`prdigest serve`: the web app with report pages, config subscriptions, and a clean stop on SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from prdigest.bot.service import Service, sync_config_subscriptions
+from prdigest.config import load_settings
+from prdigest.pipeline import make_report
+from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+from prdigest.storage import Store
+from prdigest.storage.deliveries import page_token
+from prdigest.storage.subscriptions import list_subscriptions
+
+CONFIG = """
+[web]
+host = "127.0.0.1"
+port = 0
+
+[[subscriptions]]
+platform = "console"
+chat_id = "local"
+repo = "acme-ml/trainer"
+day = "fri"
+time = "17:00"
+"""
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "prdigest.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def test_report_pages_and_health(config: Path, tmp_path: Path) -> None:
+    settings = load_settings(config, env={"PRDIGEST_DB": str(tmp_path / "s.db")})
+    store = Store(settings.storage.db)
+    source = FixtureSource(demo_fixture_path())
+    report = make_report(settings, store, source, source.window, lang="en")
+    token = page_token(store, report.id)
+    service = Service(settings, store)
+    host, port = service.start()
+    try:
+        base = f"http://{host}:{port}"
+        assert urllib.request.urlopen(f"{base}/healthz", timeout=5).read() == b"ok\n"
+        page = urllib.request.urlopen(f"{base}/reports/{token}", timeout=5)
+        assert page.headers["Content-Type"].startswith("text/html")
+        assert 'id="pr-4124"' in page.read().decode()
+        for guess in (f"{base}/reports/{report.id}", f"{base}/reports/", f"{base}/reports/../healthz"):
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(guess, timeout=5)
+            assert info.value.code == 404
+        (sub,) = list_subscriptions(store)
+        assert (sub.platform, sub.day, sub.time, sub.created_by) == ("console", "fri", "17:00", "config")
+        assert service.scheduler.next_run(sub.id) is not None
+    finally:
+        service.stop()
+        store.close()
+
+
+def test_config_subscriptions_are_synced_in_place(config: Path, tmp_path: Path) -> None:
+    settings = load_settings(config, env={"PRDIGEST_DB": str(tmp_path / "c.db")})
+    store = Store(settings.storage.db)
+    first = sync_config_subscriptions(settings, store)
+    again = sync_config_subscriptions(settings, store)
+    assert [s.id for s in first] == [s.id for s in again] and len(list_subscriptions(store)) == 1
+    store.close()
+
+
+def test_serve_stops_cleanly_on_sigterm(config: Path, tmp_path: Path) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "prdigest.cli",
+        "serve",
+        "--config",
+        str(config),
+        "--db",
+        str(tmp_path / "v.db"),
+    ]
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+    )
+    try:
+        address = None
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "serving on" in line:
+                address = line.split("serving on ")[1].split()[0]
+                break
+        assert address, "the service did not start"
+        assert urllib.request.urlopen(f"{address}/healthz", timeout=5).read() == b"ok\n"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
