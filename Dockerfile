@@ -8,9 +8,10 @@ COPY pyproject.toml README.md ./
 COPY prdigest ./prdigest
 RUN pip install --no-cache-dir .
 
-# The cache and the config live on a volume; secrets come from the environment.
+# The cache lives on a volume (put prdigest.toml there too and set PRDIGEST_CONFIG=/data/prdigest.toml);
+# secrets come from the environment. The web app listens on every interface of the container.
 ENV PRDIGEST_DB=/data/prdigest.db \
-    PRDIGEST_CONFIG=/data/prdigest.toml
+    PRDIGEST_WEB_HOST=0.0.0.0
 VOLUME ["/data"]
 RUN useradd --create-home prdigest && mkdir -p /data && chown prdigest /data
 USER prdigest

@@ -165,6 +165,8 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "PRDIGEST_LARK_MODE": ("lark", "mode"),
     "PRDIGEST_SLACK_API_URL": ("slack", "api_url"),
     "PRDIGEST_SLACK_MODE": ("slack", "mode"),
+    "PRDIGEST_WEB_HOST": ("web", "host"),
+    "PRDIGEST_WEB_PORT": ("web", "port"),
 }
 # Secrets: read from the environment only, first one set wins.
 SECRET_ENV_VARS: dict[tuple[str, ...], tuple[str, ...]] = {
