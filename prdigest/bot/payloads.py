@@ -6,6 +6,7 @@ The renderers lay out the structured part of a reply; replies that are text only
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from prdigest.handlers.replies import Reply
@@ -48,7 +49,7 @@ def lark_payload(reply: Reply, report_url: str | None = None) -> dict[str, Any]:
         return {"msg_type": "interactive", "content": render_lark_view(view)}
     return {
         "msg_type": "text",
-        "content": {"text": "\n".join(plain(line) for line in reply.text.splitlines())},
+        "content": {"text": "\n".join(plain(line) for line in _unmarked(reply.text))},
     }
 
 
@@ -61,4 +62,9 @@ def slack_payload(reply: Reply, report_url: str | None = None) -> dict[str, Any]
     view = view_of(reply)
     if view is not None:
         return render_slack_view(view)
-    return {"text": "\n".join(slack_text(line) for line in reply.text.splitlines()), "mrkdwn": False}
+    return {"text": "\n".join(slack_text(line) for line in _unmarked(reply.text)), "mrkdwn": False}
+
+
+def _unmarked(text: str) -> list[str]:
+    """A text reply's lines without its Markdown (bold markers, backslash escapes): shown as plain text."""
+    return [re.sub(r"\\(.)", r"\1", line).replace("**", "") for line in text.splitlines()]

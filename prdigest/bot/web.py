@@ -20,6 +20,8 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    # socketserver's default backlog (5) drops connections when a platform sends a burst of events.
+    request_queue_size = 128
 
 
 class _QuietHandler(WSGIRequestHandler):
