@@ -49,17 +49,18 @@ def chat_adapters(settings: Settings, core: BotCore | None, web: WebApp | None) 
     found: list[tuple[str, Any, Any]] = []
     urls = page_urls(settings, core)
     if settings.lark.enabled:
-        from prdigest.bot.lark import LarkBot
+        from prdigest.bot.lark import EVENTS_PATH, LarkBot
 
         lark = LarkBot(settings, core, report_url_for=urls)
         if web is not None and settings.lark.mode == "http":
-            web.mount("/lark/events", lark.wsgi_app())
+            web.mount(EVENTS_PATH, lark.wsgi_app())
         found.append(("lark", lark, _LarkDeliverer(lark)))
     if settings.slack.enabled:
+        from prdigest.bot.slack import EVENTS_PATH as SLACK_EVENTS
         from prdigest.bot.slack import SlackBot
 
         slack = SlackBot(settings, core, report_url_for=urls)
         if web is not None and settings.slack.mode == "http":
-            web.mount("/slack/events", slack.wsgi_app())
+            web.mount(SLACK_EVENTS, slack.wsgi_app())
         found.append(("slack", slack, slack))
     return found
