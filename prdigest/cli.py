@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,49 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+@dataclass(frozen=True)
+class _Period:
+    """The period options a command was given: --since/--until, --week or --last-week, and --tz."""
+
+    since: str | None
+    until: str | None
+    week: str | None
+    last_week: bool
+    tz: str | None
+
+    @property
+    def given(self) -> bool:
+        return bool(self.since or self.until or self.week or self.last_week)
+
+    def window(self, settings: Any) -> Any:
+        from datetime import UTC, datetime
+
+        from prdigest.models import zone
+        from prdigest.periods import window_from_options
+
+        zone_name = zone(self.tz).key if self.tz else settings.report.timezone
+        return window_from_options(
+            self.since, self.until, self.week, self.last_week, zone_name, datetime.now(UTC)
+        )
+
+
+def _period_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The period options, handed to the command as one `period` argument."""
+
+    @click.option("--since", help="First day, YYYY-MM-DD.")
+    @click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
+    @click.option("--week", help="An ISO week, e.g. 2026-W37.")
+    @click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
+    @click.option("--tz", help="Timezone of the window's days (default from the config: Asia/Shanghai).")
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any, since: Any, until: Any, week: Any, last_week: bool, tz: Any, **kwargs: Any
+    ) -> Any:
+        return fn(*args, period=_Period(since, until, week, last_week, tz), **kwargs)
+
+    return wrapper
+
+
 def _settings(config: str | None, db: str | None) -> Any:
     from prdigest.config import load_settings
 
@@ -62,11 +106,7 @@ def cli() -> None:
 @click.option("--git", "git", type=click.Path(), help="Read merged PRs from a local clone.")
 @click.option("--fixture", type=click.Path(), help="Read PRs from a JSON fixture file.")
 @click.option("--repo", help="Repository OWNER/NAME (alone: from the cache; with --git: overrides the name).")
-@click.option("--since", help="First day, YYYY-MM-DD.")
-@click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
-@click.option("--week", help="An ISO week, e.g. 2026-W37.")
-@click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
-@click.option("--tz", help="Timezone of the window's days (default from the config: Asia/Shanghai).")
+@_period_options
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
 @click.option(
     "--format",
@@ -82,11 +122,7 @@ def report(
     git: str | None,
     fixture: str | None,
     repo: str | None,
-    since: str | None,
-    until: str | None,
-    week: str | None,
-    last_week: bool,
-    tz: str | None,
+    period: _Period,
     lang: str | None,
     fmt: str,
     out: str | None,
@@ -94,16 +130,11 @@ def report(
     db: str | None,
 ) -> None:
     """Build the report of a period from a git clone, a fixture or the cache."""
-    from datetime import UTC, datetime
-
-    from prdigest.models import zone
-    from prdigest.periods import window_from_options
     from prdigest.pipeline import make_report, open_source
     from prdigest.storage import Store
 
     settings = _settings(config, db)
-    zone_name = zone(tz).key if tz else settings.report.timezone
-    window = window_from_options(since, until, week, last_week, zone_name, datetime.now(UTC))
+    window = period.window(settings)
     source = open_source(settings, git, fixture, repo)
     store = Store(settings.storage.db)
     console = _stderr()
@@ -115,34 +146,16 @@ def report(
 
 @cli.command()
 @click.option("--repo", required=True, help="Repository OWNER/NAME on GitHub.")
-@click.option("--since", help="First day, YYYY-MM-DD.")
-@click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
-@click.option("--week", help="An ISO week, e.g. 2026-W37.")
-@click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
-@click.option("--tz", help="Timezone of the window's days (default from the config: Asia/Shanghai).")
+@_period_options
 @_common
-def sync(
-    repo: str,
-    since: str | None,
-    until: str | None,
-    week: str | None,
-    last_week: bool,
-    tz: str | None,
-    config: str | None,
-    db: str | None,
-) -> None:
+def sync(repo: str, period: _Period, config: str | None, db: str | None) -> None:
     """Fill the cache with a period's merged PRs from GitHub, asking only for what changed."""
-    from datetime import UTC, datetime
-
-    from prdigest.models import zone
-    from prdigest.periods import window_from_options
     from prdigest.sources.github import make_client
     from prdigest.sources.sync import sync as sync_window
     from prdigest.storage import Store
 
     settings = _settings(config, db)
-    zone_name = zone(tz).key if tz else settings.report.timezone
-    window = window_from_options(since, until, week, last_week, zone_name, datetime.now(UTC))
+    window = period.window(settings)
     source = make_client(settings).source(repo)
     store = Store(settings.storage.db)
     with _stderr().status(f"syncing {repo}…"):
@@ -168,38 +181,23 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
 @cli.command()
 @click.argument("question", nargs=-1, required=True)
 @click.option("--repo", required=True, help="Repository OWNER/NAME in the cache.")
-@click.option("--since", help="First day, YYYY-MM-DD.")
-@click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
-@click.option("--week", help="An ISO week, e.g. 2026-W37.")
-@click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
-@click.option("--tz", help="Timezone of the window's days.")
+@_period_options
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
 @_common
 def ask(
     question: tuple[str, ...],
     repo: str,
-    since: str | None,
-    until: str | None,
-    week: str | None,
-    last_week: bool,
-    tz: str | None,
+    period: _Period,
     lang: str | None,
     config: str | None,
     db: str | None,
 ) -> None:
     """Answer a question from the cached PRs, citing them (with the LLM when one is configured)."""
-    from datetime import UTC, datetime
-
     from prdigest.analysis.ask import ask as answer_question
-    from prdigest.models import zone
-    from prdigest.periods import window_from_options
     from prdigest.storage import Store
 
     settings = _settings(config, db)
-    window = None
-    if since or until or week or last_week:
-        zone_name = zone(tz).key if tz else settings.report.timezone
-        window = window_from_options(since, until, week, last_week, zone_name, datetime.now(UTC))
+    window = period.window(settings) if period.given else None
     text = " ".join(question)
     store = Store(settings.storage.db)
     answer = answer_question(store, text, repo, window, settings.llm, lang or settings.report.language)

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from prdigest.handlers.args import read_args
+from prdigest.handlers.args import Args, read_args
 from prdigest.handlers.commands import Command, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
-from prdigest.handlers.scope import text_reply
+from prdigest.handlers.scope import Answer, text_reply
 from prdigest.i18n import texts
 from prdigest.models import Subscription
 from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
 
 
-def _admin_only(cmd: Command, ctx: Context, svc: Services) -> Reply | None:
-    if svc.is_admin(ctx):
-        return None
+def _admin_args(cmd: Command, ctx: Context, svc: Services) -> tuple[Args, str]:
+    """The arguments of a command that changes subscriptions: only admins may, and it names a repository."""
     lang = ctx.lang or cmd.lang
-    return text_reply("refusal", lang, texts(lang)["sub_refused"])
+    if not svc.is_admin(ctx):
+        raise Answer(text_reply("refusal", lang, texts(lang)["sub_refused"]))
+    args = read_args(cmd.args)
+    if args.repo is None:
+        raise Answer(text_reply("text", lang, texts(lang)["sub_needs_repo"]))
+    return args, lang
 
 
 def describe(sub: Subscription, lang: str) -> str:
@@ -30,14 +34,8 @@ def describe(sub: Subscription, lang: str) -> str:
 
 @command("subscribe", en=("subscribe",), zh=("订阅",), admin=True)
 def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    refusal = _admin_only(cmd, ctx, svc)
-    if refusal:
-        return refusal
-    args = read_args(cmd.args)
-    lang = ctx.lang or cmd.lang
+    args, lang = _admin_args(cmd, ctx, svc)
     t = texts(lang)
-    if args.repo is None:
-        return text_reply("text", lang, t["sub_needs_repo"])
     configured = svc.settings.repo(args.repo).git
     sub = Subscription(
         platform=ctx.platform,
@@ -62,14 +60,8 @@ def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
 
 @command("unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), admin=True)
 def unsubscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    refusal = _admin_only(cmd, ctx, svc)
-    if refusal:
-        return refusal
-    args = read_args(cmd.args)
-    lang = ctx.lang or cmd.lang
+    args, lang = _admin_args(cmd, ctx, svc)
     t = texts(lang)
-    if args.repo is None:
-        return text_reply("text", lang, t["sub_needs_repo"])
     removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, args.repo)
     if removed:
         svc.on_subscriptions_changed()

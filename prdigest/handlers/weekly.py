@@ -2,26 +2,45 @@
 
 from __future__ import annotations
 
-from prdigest.handlers.args import read_args
+from dataclasses import dataclass
+
+from prdigest.handlers.args import Args, read_args
 from prdigest.handlers.commands import Command, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
-from prdigest.handlers.scope import period_text, resolve, text_reply, week_report, window_of
+from prdigest.handlers.scope import Scope, period_text, resolve, text_reply, week_report, window_of
 from prdigest.i18n import texts
-from prdigest.models import ReportPR
+from prdigest.models import Report, ReportPR
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5
 MAX_TOP = 24
 
 
-@command("risks", en=("show risks", "risks", "risk"), zh=("风险",))
-def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
+@dataclass
+class Week:
+    """What a period command gathers before it decides: its arguments, scope, and the period's report."""
+
+    args: Args
+    scope: Scope
+    report: Report
+    t: dict[str, str]
+    period: str
+
+
+def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
     args = read_args(cmd.args)
     scope = resolve(cmd, ctx, svc, args)
     window = window_of(args, scope, svc)
-    report = week_report(svc, scope, window)
-    t, period = texts(scope.lang), period_text(window, scope.lang)
+    return Week(
+        args, scope, week_report(svc, scope, window), texts(scope.lang), period_text(window, scope.lang)
+    )
+
+
+@command("risks", en=("show risks", "risks", "risk"), zh=("风险",))
+def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
+    w = gather(cmd, ctx, svc)
+    scope, report, t, period = w.scope, w.report, w.t, w.period
     if not report.risk_observations:
         text = t["risks_none"].format(repo=scope.repo, period=period, n=report.stats.merged_prs)
         return text_reply("risks", scope.lang, text, repo=scope.repo, report=report)
@@ -38,12 +57,9 @@ def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
 
 @command("top", en=("top prs", "top"), zh=("重点", "重要"))
 def top(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args = read_args(cmd.args)
-    scope = resolve(cmd, ctx, svc, args)
-    window = window_of(args, scope, svc)
-    count = min(max(args.count or DEFAULT_TOP, 1), MAX_TOP)
-    report = week_report(svc, scope, window)
-    t, period = texts(scope.lang), period_text(window, scope.lang)
+    w = gather(cmd, ctx, svc)
+    scope, report, t, period = w.scope, w.report, w.t, w.period
+    count = min(max(w.args.count or DEFAULT_TOP, 1), MAX_TOP)
     ranked = sorted(report.prs, key=lambda p: (-(p.importance or 0), p.number))[:count]
     if not ranked:
         return text_reply(
@@ -62,11 +78,8 @@ def pr_line(p: ReportPR, t: dict[str, str]) -> str:
 
 @command("authors", en=("authors",), zh=("作者",))
 def authors(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args = read_args(cmd.args)
-    scope = resolve(cmd, ctx, svc, args)
-    window = window_of(args, scope, svc)
-    report = week_report(svc, scope, window)
-    t, period, s = texts(scope.lang), period_text(window, scope.lang), report.stats
+    w = gather(cmd, ctx, svc)
+    scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
     if not s.authors:
         return text_reply(
             "text", scope.lang, t["prs_none"].format(repo=scope.repo, period=period), repo=scope.repo
@@ -81,11 +94,8 @@ def authors(cmd: Command, ctx: Context, svc: Services) -> Reply:
 
 @command("hot", en=("hot files", "hotfiles", "hot"), zh=("热点文件", "热点"))
 def hot_files(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args = read_args(cmd.args)
-    scope = resolve(cmd, ctx, svc, args)
-    window = window_of(args, scope, svc)
-    report = week_report(svc, scope, window)
-    t, period, s = texts(scope.lang), period_text(window, scope.lang), report.stats
+    w = gather(cmd, ctx, svc)
+    scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
     if not s.hot_files:
         text = t["hot_none"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
         return text_reply("text", scope.lang, text, repo=scope.repo)
