@@ -267,16 +267,16 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
 
 
 @cli.command()
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_common
-def serve(config: str | None, db: str | None) -> None:
+def serve(log_format: str, config: str | None, db: str | None) -> None:
     """Run the bot: Lark and Slack adapters, the weekly scheduler and the web app, until SIGTERM."""
-    import logging
-
     from prdigest.bot.service import Service
+    from prdigest.logs import setup_logging
     from prdigest.storage import Store
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = _settings(config, db)
+    setup_logging(settings, log_format)  # type: ignore[arg-type]
     store = Store(settings.storage.db)
     Service(settings, store).run_forever()
     store.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
@@ -112,11 +113,17 @@ class BotCore:
             timer = threading.Timer(self.notice_after, _safely, args=(notice, WORKING[lang]))
             timer.daemon = True
             timer.start()
+        started = time.perf_counter()
         try:
             reply = self.answer(inbound)
         finally:
             if timer is not None:
                 timer.cancel()
+        log.info(
+            "%s %s answered", inbound.platform, "button" if inbound.action else "message",
+            extra={"platform": inbound.platform, "chat": inbound.chat_id, "event": inbound.event_id,
+                   "reply": reply.kind, "ms": round((time.perf_counter() - started) * 1000, 1)},
+        )  # fmt: skip
         try:
             respond(reply)
         except Exception:  # the platform refused the answer: say so in the log, and try a short apology

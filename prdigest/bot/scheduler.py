@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
+from time import perf_counter
 from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -120,10 +121,15 @@ class WeeklyScheduler:
         return self._deliver(sub, self.clock())
 
     def _deliver(self, sub: Subscription, fired: datetime) -> Outcome | None:
+        started = perf_counter()
+        fields = {"subscription": sub.id, "repo": sub.repo, "platform": sub.platform, "chat": sub.chat_id}
         try:
             outcome = deliver_subscription(self.settings, self.store, sub, self.deliverers, now=fired)
         except Exception:
-            log.exception("weekly report of %s to %s:%s failed", sub.repo, sub.platform, sub.chat_id)
+            log.exception(
+                "weekly report of %s to %s:%s failed", sub.repo, sub.platform, sub.chat_id, extra=fields
+            )
             return None
-        log.info("weekly report %s", outcome.describe())
+        ms = round((perf_counter() - started) * 1000, 1)
+        log.info("weekly report %s", outcome.describe(), extra={**fields, "status": outcome.status, "ms": ms})
         return outcome

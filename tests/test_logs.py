@@ -1,0 +1,58 @@
+"""Logs: one JSON object per line with timings, and never a configured secret."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+
+from prdigest.bot.app import BotCore, Inbound
+from prdigest.config import load_settings
+from prdigest.handlers import Services
+from prdigest.logs import secrets_of, setup_logging
+from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+from prdigest.storage import Store
+
+ENV = {
+    "GITHUB_TOKEN": "ghp_secretgithubtoken123",
+    "PRDIGEST_SLACK_BOT_TOKEN": "xoxb-secret-slack-token",
+    "PRDIGEST_LARK_APP_SECRET": "lark-app-secret-value",
+    "PRDIGEST_LLM_API_KEY": "sk-secret-llm-key",
+    "PRDIGEST_LLM_MODEL": "m",
+}
+
+
+def test_every_configured_secret_is_found() -> None:
+    assert set(secrets_of(load_settings(env=ENV))) == {v for k, v in ENV.items() if k != "PRDIGEST_LLM_MODEL"}
+
+
+def test_json_lines_with_timings_and_no_secret(tmp_path: Path) -> None:
+    settings = load_settings(env=ENV)
+    stream = io.StringIO()
+    handler = setup_logging(settings, "json", stream)
+    try:
+        store = Store(tmp_path / "logs.db")
+        store.upsert_prs(FixtureSource(demo_fixture_path()).prs)
+        core = BotCore(Services(settings=settings, store=store, default_repo="acme-ml/trainer"))
+        event = Inbound(platform="slack", event_id="E1", chat_id="C1", user_id="U1", text="top 3 2026-W37")
+        future = core.submit(event, lambda reply: None)
+        assert future is not None
+        future.result(10)
+        core.close()
+        log = logging.getLogger("prdigest.test")
+        log.warning("request with Authorization: Bearer %s failed", "xoxb-secret-slack-token")
+        try:
+            raise RuntimeError("token ghp_secretgithubtoken123 rejected")
+        except RuntimeError:
+            log.exception("sync failed")
+        store.close()
+    finally:
+        logging.getLogger().removeHandler(handler)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    answered = next(entry for entry in lines if entry["message"] == "slack message answered")
+    assert answered["reply"] == "prs" and answered["ms"] >= 0 and answered["chat"] == "C1"
+    text = stream.getvalue()
+    for secret in secrets_of(settings):
+        assert secret not in text
+    assert "Bearer ***" in text and "token *** rejected" in text
