@@ -17,4 +17,6 @@ def ask(cmd: Command, ctx: Context, svc: Services) -> Reply:
     # A question names a period only when it says one; else it is asked of everything cached.
     window = window_of(args, scope, svc) if args.period else None
     answer = answer_question(svc.store, cmd.args, scope.repo, window, svc.settings.llm, scope.lang)
-    return text_reply("text", scope.lang, answer.text, repo=scope.repo, cited=answer.cited)
+    # Markdown hard breaks keep the answer's lines apart (a list of PRs, or paragraphs).
+    text = answer.text.replace("\n", "  \n")
+    return text_reply("text", scope.lang, text, repo=scope.repo, cited=answer.cited)
