@@ -98,17 +98,18 @@ def diff_loader(settings: Settings, source: Source | None) -> Callable[[PullRequ
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
     """The rules engine's analysis of every PR, each computed once and then read from the cache."""
     version = rules.rules_version(taxonomy)
-    out: dict[int, PRAnalysis] = {}
-    for pr in prs:
-        if pr.number is None:
-            continue
-        key = analysis_key(pr.repo, pr.number, pr.content_hash(), "rules", None, version, lang)
-        cached = store.get_analysis(key)
-        if cached is None:
-            cached = rules.analyse(pr, taxonomy, lang)
-            store.put_analysis(pr, cached, lang)
-        out[pr.number] = cached
-    return out
+    numbered = [pr for pr in prs if pr.number is not None]
+    keys = {
+        pr.number: analysis_key(pr.repo, pr.number, pr.content_hash(), "rules", None, version, lang)
+        for pr in numbered
+    }
+    cached = store.get_analyses(list(keys.values()))
+    fresh = [(pr, rules.analyse(pr, taxonomy, lang)) for pr in numbered if keys[pr.number] not in cached]
+    if fresh:
+        store.put_analyses(fresh, lang)
+    out = {pr.number: cached.get(keys[pr.number]) for pr in numbered}
+    out.update((pr.number, analysis) for pr, analysis in fresh)
+    return out  # type: ignore[return-value]  # every PR has its analysis now
 
 
 def make_report(

@@ -155,12 +155,13 @@ Evidence = tuple[str, str] | None
 
 
 def _security(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
-    hits = [line.strip() for line in f.diff_added if _SECURITY_DIFF.search(line)]
-    removed = [line.strip() for line in f.diff_removed if _SECURITY_DIFF.search(line)]
-    if hits:
-        return t["ev_security_added"].format(code=_quote(hits[0])), "diff"
-    if removed:
-        return t["ev_security_removed"].format(code=_quote(removed[0])), "diff"
+    # One search over all the lines, not one per line: diffs run to hundreds of lines.
+    for lines, key in ((f.diff_added, "ev_security_added"), (f.diff_removed, "ev_security_removed")):
+        text = "\n".join(lines)
+        hit = _SECURITY_DIFF.search(text)
+        if hit:
+            start, end = text.rfind("\n", 0, hit.start()) + 1, text.find("\n", hit.end())
+            return t[key].format(code=_quote(text[start : end if end != -1 else len(text)].strip())), "diff"
     match = _SECURITY_TEXT.search(pr.title) or _SECURITY_TEXT.search(f.body)
     if match and (f.paths is None or f.code_paths):  # a docs page about security is no risk
         return t["ev_security_text"].format(word=match.group(0)), "title" if _SECURITY_TEXT.search(

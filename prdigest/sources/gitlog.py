@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -113,10 +114,13 @@ class GitSource:
         since = (window.start - timedelta(days=2)).isoformat()
         until = (window.end + timedelta(days=2)).isoformat()
         span = (f"--since={since}", f"--until={until}")
-        commits = [c for c in self._commits(*span) if window.contains(c.committed_at)]
+        # Two git processes, one per core: the patches are read while the commits are parsed.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            patches = pool.submit(self._diff_excerpts, *span, wanted=None)
+            commits = [c for c in self._commits(*span) if window.contains(c.committed_at)]
+            excerpts = patches.result()
         if not commits:
             return []
-        excerpts = self._diff_excerpts(*span, wanted={c.sha for c in commits})
         second_parents = [c.parents[1] for c in commits if len(c.parents) > 1]
         branch_authors = self._authors(second_parents)
         prs = [self._to_pr(c, excerpts.get(c.sha), branch_authors) for c in commits]
@@ -178,13 +182,13 @@ class GitSource:
             commit.files = _parse_changes(rest.lstrip("\n").split("\0"))
             yield commit
 
-    def _diff_excerpts(self, *filters: str, wanted: set[str]) -> dict[str, str]:
-        """Added and removed lines per commit, capped, with the file headers they belong to."""
+    def _diff_excerpts(self, *filters: str, wanted: set[str] | None) -> dict[str, str]:
+        """Added and removed lines per commit (of ``wanted``, or all), capped, with their file headers."""
         excerpts: dict[str, str] = {}
         patch_args = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
         for chunk in self._log(*patch_args, *filters, self.ref):
             sha, _, patch = chunk.partition("\n")
-            if sha in wanted:
+            if wanted is None or sha in wanted:
                 excerpts[sha] = _excerpt(patch)
         return excerpts
 

@@ -147,35 +147,43 @@ class Store:
     # --- analyses -------------------------------------------------------------
 
     def get_analysis(self, key: str) -> PRAnalysis | None:
+        return self.get_analyses([key]).get(key)
+
+    def get_analyses(self, keys: list[str]) -> dict[str, PRAnalysis]:
+        """The cached analyses among ``keys``, in a few queries whatever the week's size."""
+        found: dict[str, PRAnalysis] = {}
         with self._locked() as db:
-            rows = list(db.query("select data from analyses where key = ?", [key]))
-        return PRAnalysis.model_validate_json(rows[0]["data"]) if rows else None
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for row in db.query(f"select key, data from analyses where key in ({marks})", chunk):
+                    found[row["key"]] = PRAnalysis.model_validate_json(row["data"])
+        return found
 
     def put_analysis(self, pr: PullRequest, analysis: PRAnalysis, lang: str) -> str:
-        if pr.number is None:
-            raise ValueError("direct pushes are not analysed")
-        key = analysis_key(
-            pr.repo, pr.number, pr.content_hash(), analysis.engine, analysis.model, analysis.version, lang
-        )
-        with self._locked() as db, db.atomic():
-            db["analyses"].upsert(
-                {
-                    "key": key,
-                    "repo": pr.repo,
-                    "number": pr.number,
-                    "content_hash": pr.content_hash(),
-                    "engine": analysis.engine,
-                    "model": analysis.model or "",
-                    "version": analysis.version,
-                    "lang": lang,
-                    "data": analysis.model_dump_json(),
-                    "created_at": datetime.now(UTC).isoformat(),
-                },
-                pk="key",
+        return self.put_analyses([(pr, analysis)], lang)[0]
+
+    def put_analyses(self, items: list[tuple[PullRequest, PRAnalysis]], lang: str) -> list[str]:
+        """Keep analyses, in one transaction; each PR's summary joins the full-text index (prs triggers)."""
+        now = datetime.now(UTC).isoformat()
+        rows, summaries = [], []
+        for pr, analysis in items:
+            if pr.number is None:
+                raise ValueError("direct pushes are not analysed")
+            content = pr.content_hash()
+            key = analysis_key(
+                pr.repo, pr.number, content, analysis.engine, analysis.model, analysis.version, lang
             )
-            # The summary joins the full-text index through the prs triggers.
-            db["prs"].update(pr.uid, {"summary": analysis.summary})
-        return key
+            rows.append({
+                "key": key, "repo": pr.repo, "number": pr.number, "content_hash": content,
+                "engine": analysis.engine, "model": analysis.model or "", "version": analysis.version,
+                "lang": lang, "data": analysis.model_dump_json(), "created_at": now,
+            })  # fmt: skip
+            summaries.append((analysis.summary, pr.uid))
+        with self._locked() as db, db.atomic():
+            db["analyses"].upsert_all(rows, pk="key", batch_size=500)
+            db.conn.executemany("update prs set summary = ? where uid = ?", summaries)
+        return [row["key"] for row in rows]
 
     # --- reports --------------------------------------------------------------
 
