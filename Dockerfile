@@ -12,8 +12,9 @@ RUN pip install --no-cache-dir .
 # secrets come from the environment. The web app listens on every interface of the container.
 ENV PRDIGEST_DB=/data/prdigest.db \
     PRDIGEST_WEB_HOST=0.0.0.0
-VOLUME ["/data"]
+# The data folder belongs to the user before it becomes a volume (changes under a volume are dropped).
 RUN useradd --create-home prdigest && mkdir -p /data && chown prdigest /data
+VOLUME ["/data"]
 USER prdigest
 EXPOSE 8080
 HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=3)"

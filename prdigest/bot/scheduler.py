@@ -43,7 +43,9 @@ def last_fire(sub: Subscription, now: datetime) -> datetime:
     hour, minute = (int(part) for part in sub.time.split(":"))
     days_back = (local.weekday() - WEEKDAYS.index(sub.day)) % 7
     fire = datetime.combine(local.date() - timedelta(days=days_back), time(hour, minute), zone)
-    return fire if fire <= local else fire - timedelta(days=7)
+    # Compare instants, not wall clocks: aware datetimes of one zone compare by wall clock,
+    # which is wrong across a daylight-saving change.
+    return fire if fire.timestamp() <= now.timestamp() else fire - timedelta(days=7)
 
 
 class WeeklyScheduler:
