@@ -76,23 +76,14 @@ def read_window(store: Store, source: Source, window: Window) -> list[str]:
     return [result.describe()] if result.partial else []
 
 
-def diff_loader(settings: Settings, source: Source | None) -> Callable[[PullRequest], str | None] | None:
-    """Diffs for the LLM's evidence: a clone's PRs carry theirs; GitHub's are fetched once and cached."""
+def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], str | None] | None:
+    """Diffs for the LLM's evidence: a clone's PRs carry theirs; GitHub's are fetched once and cached.
+
+    The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe)."""
     if source is None or source.kind != "github":
         return None
     client = source.client  # type: ignore[attr-defined]  # a GitHubSource
-    store_path = settings.storage.db
-
-    def load(pr: PullRequest) -> str | None:
-        from prdigest.storage import Store
-
-        store = Store(store_path)  # the loader runs on the engine's worker thread
-        try:
-            return client.fetch_diff(pr.repo, pr.number, store)
-        finally:
-            store.close()
-
-    return load
+    return lambda pr: client.fetch_diff(pr.repo, pr.number, store)
 
 
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
@@ -149,7 +140,7 @@ def make_report(
 
         progress(f"asking {settings.llm.model} about {len(prs)} PRs")
         engine = LLMEngine(settings.llm, store)
-        analyses = engine.analyse(prs, analyses, taxonomy, lang, diff_loader(settings, source))
+        analyses = engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source))
     progress("building the report")
     report = build_report(
         name,

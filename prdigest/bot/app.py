@@ -45,7 +45,7 @@ class Inbound(BaseModel):
 
 def claim_event(store: Store, platform: str, event_id: str) -> bool:
     """True the first time an event is seen, ever (the claim survives restarts); False for a repeat."""
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         cursor = db.execute(
             "insert or ignore into events (platform, event_id, received_at) values (?, ?, ?)",
             [platform, event_id, datetime.now(UTC).isoformat()],

@@ -59,6 +59,27 @@ class Store:
             except sqlite3.DatabaseError as exc:
                 raise StorageError(f"database {self.path}: {exc}") from None
 
+    @contextmanager
+    def writing(self) -> Iterator[Database]:
+        """A write transaction that takes SQLite's write lock at its start (BEGIN IMMEDIATE).
+
+        A plain BEGIN that reads and then writes cannot wait for another process's write: SQLite
+        fails it at once with "database is locked". Several processes (replicas, a `deliver`
+        beside `serve`) share one file, so every write starts immediate and waits its turn.
+        """
+        with self._locked() as db:
+            if db.conn.in_transaction:
+                with db.atomic():
+                    yield db
+                return
+            db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.conn.rollback()
+                raise
+            db.conn.commit()
+
     # --- pull requests --------------------------------------------------------
 
     def upsert_prs(self, prs: Iterable[PullRequest]) -> int:
@@ -81,7 +102,7 @@ class Store:
             }
             for pr in prs
         ]
-        with self._locked() as db, db.atomic():
+        with self.writing() as db:
             db["prs"].upsert_all(rows, pk="uid", batch_size=500)
         return len(rows)
 
@@ -180,7 +201,7 @@ class Store:
                 "lang": lang, "data": analysis.model_dump_json(), "created_at": now,
             })  # fmt: skip
             summaries.append((analysis.summary, pr.uid))
-        with self._locked() as db, db.atomic():
+        with self.writing() as db:
             db["analyses"].upsert_all(rows, pk="key", batch_size=500)
             db.conn.executemany("update prs set summary = ? where uid = ?", summaries)
         return [row["key"] for row in rows]
@@ -188,7 +209,7 @@ class Store:
     # --- reports --------------------------------------------------------------
 
     def save_report(self, report: Report) -> int:
-        with self._locked() as db, db.atomic():
+        with self.writing() as db:
             table = db["reports"].insert(
                 {
                     "repo": report.repo,

@@ -35,7 +35,7 @@ def claim(
     Returns the row as it was before (None for a new key), or raises Busy when another worker
     holds a live claim or the week is already posted."""
     now = datetime.now(UTC)
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         rows = list(db.query("select * from deliveries where key = ?", [key]))
         if not rows:
             db["deliveries"].insert(
@@ -52,7 +52,7 @@ def claim(
 
 
 def complete(store: Store, key: str, status: str, message_id: str, report_id: int | None) -> None:
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db["deliveries"].update(
             key,
             {"status": status, "message_id": message_id, "report_id": report_id,
@@ -62,7 +62,7 @@ def complete(store: Store, key: str, status: str, message_id: str, report_id: in
 
 def release(store: Store, key: str) -> None:
     """Give a claim back after a failed post, so the next run tries again at once."""
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db.execute("delete from deliveries where key = ? and status = 'claimed'", [key])
 
 
@@ -74,7 +74,7 @@ class Busy(Exception):
 
 def page_token(store: Store, report_id: int) -> str:
     token = secrets.token_urlsafe(16)
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db["report_pages"].insert(
             {"token": token, "report_id": report_id, "created_at": datetime.now(UTC).isoformat()}
         )

@@ -31,7 +31,7 @@ def record_updates(store: Store, repo: str, updates: Mapping[int, datetime]) -> 
         {"repo": repo, "number": number, "updated_at": moment.astimezone(UTC).isoformat(), "synced_at": now}
         for number, moment in updates.items()
     ]
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db["pr_updates"].upsert_all(rows, pk=("repo", "number"))
 
 
@@ -42,7 +42,7 @@ def get_diffs(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]
 
 def put_diff(store: Store, repo: str, number: int, diff: str) -> None:
     row = {"repo": repo, "number": number, "diff": diff, "fetched_at": datetime.now(UTC).isoformat()}
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db["diffs"].upsert(row, pk=("repo", "number"))
 
 

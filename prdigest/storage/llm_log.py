@@ -38,7 +38,7 @@ class CallTotals(NamedTuple):
 
 def record_call(store: Store, call: LLMCall) -> None:
     row = {"created_at": datetime.now(UTC).isoformat(), **asdict(call)}
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db["llm_calls"].insert(row)
 
 
@@ -77,7 +77,7 @@ def put_output(store: Store, key: str, purpose: str, model: str, prompt_version:
         "data": data,
         "created_at": datetime.now(UTC).isoformat(),
     }
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         db["llm_outputs"].upsert(row, pk="key")
 
 

@@ -11,7 +11,7 @@ from prdigest.storage.db import Store
 def save_subscription(store: Store, sub: Subscription) -> Subscription:
     """Create or update the chat's subscription of that repository; returns it with its id."""
     created = sub.created_at or datetime.now(UTC)
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         rows = list(
             db.query(
                 "select id from subscriptions where platform = ? and chat_id = ? and repo = ?",
@@ -36,7 +36,7 @@ def save_subscription(store: Store, sub: Subscription) -> Subscription:
 
 
 def delete_subscription(store: Store, platform: str, chat_id: str, repo: str) -> bool:
-    with store._locked() as db, db.atomic():
+    with store.writing() as db:
         cursor = db.execute(
             "delete from subscriptions where platform = ? and chat_id = ? and repo = ?",
             [platform, chat_id, repo],
