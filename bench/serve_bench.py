@@ -1,0 +1,177 @@
+"""`prdigest serve` and the weekly delivery against local fakes (GitHub, Lark, Slack on 127.0.0.1).
+Prints `name=value` lines.
+
+    python bench/serve_bench.py
+
+- `serve_start_s`: from launching `prdigest serve` (Lark and Slack configured) to a 200 on /healthz.
+- `serve_rss_mb`: the idle serve process's resident memory (VmRSS), both adapters connected.
+- `delivery_s_40`: `prdigest deliver` of one Slack subscription, rules engine, a 40-PR week: sync
+  from the fake GitHub, report, post; wall time of the whole command.
+- `posts_after_5_concurrent_fires`: five `prdigest deliver` processes started at once for the same
+  subscription and week (five replicas firing together); weekly reports in the channel (goal: 1).
+  `concurrent_fire_outcomes` says what each process printed (posted, busy, already) or `error`
+  (exit status other than 0), `concurrent_fire_errors` the last line of each error.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the fakes and the serve helpers
+
+from fakes.github_api import FakeGitHub  # noqa: E402
+from fakes.lark_api import FakeLark  # noqa: E402
+from fakes.slack_api import FakeSlack  # noqa: E402
+from serve_support import (  # noqa: E402
+    add_week,
+    github_env,
+    lark_env,
+    serving,
+    slack_env,
+    slack_weekly,
+    wait_until,
+    write_config,
+)
+
+from prdigest.bot.service import sync_config_subscriptions  # noqa: E402
+from prdigest.config import load_settings  # noqa: E402
+from prdigest.models import Window  # noqa: E402
+from prdigest.storage import Store  # noqa: E402
+
+REPO = "acme/rocket"
+TZ = "Asia/Shanghai"
+CHANNEL = "C0BENCH"
+PRS = 40
+FIRES = 5
+_SCRUB = ("PRDIGEST_", "GITHUB_", "OPENAI_", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def settled_rss_mb(pid: int, timeout: float = 10) -> float:
+    """VmRSS once it stops moving (two reads half a second apart within 1 MB), at most ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    last = rss_mb(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = rss_mb(pid)
+        if abs(now - last) < 1:
+            return now
+        last = now
+    return last
+
+
+def deliver(config: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "prdigest.cli", "deliver", "--subscription", "1", "--config", str(config)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err
+
+
+def measure_serve(tmp: Path, env: dict[str, str], lark: FakeLark, slack: FakeSlack) -> dict[str, object]:
+    config = write_config(tmp / "serve.toml", web={"host": "127.0.0.1", "port": 0})
+    command = [sys.executable, "-m", "prdigest.cli", "serve", "--config", str(config)]
+    started = time.perf_counter()
+    with serving(command, {**env, "PRDIGEST_DB": str(tmp / "serve.db")}, tmp / "serve.log") as served:
+        wait_until(lambda: served.get("/healthz")[0] == 200, 30, "/healthz")
+        start_s = time.perf_counter() - started
+        lark.ws.wait_connected()
+        slack.wait_connected(timeout=30)
+        rss = settled_rss_mb(served.proc.pid)
+        served.terminate(timeout=30)
+    return {"serve_start_s": round(start_s, 2), "serve_rss_mb": round(rss, 1)}
+
+
+def subscribed(tmp: Path, name: str, env: dict[str, str]) -> Path:
+    """A config with one Slack subscription, and its database with the subscription saved (id 1)."""
+    config = write_config(
+        tmp / f"{name}.toml",
+        [{"platform": "slack", "chat_id": CHANNEL, "repo": REPO, "tz": TZ, "lang": "en"}],
+    )
+    store = Store(env["PRDIGEST_DB"])
+    sync_config_subscriptions(load_settings(config, env=env), store)
+    store.close()
+    return config
+
+
+def measure_delivery(tmp: Path, env: dict[str, str], slack: FakeSlack) -> dict[str, object]:
+    env = {**env, "PRDIGEST_DB": str(tmp / "deliver.db")}
+    config = subscribed(tmp, "deliver", env)
+    started = time.perf_counter()
+    status, out, err = finish(deliver(config, env))
+    elapsed = time.perf_counter() - started
+    if status != 0 or ": posted" not in out:
+        raise RuntimeError(f"prdigest deliver failed ({status}): {err[-2000:]}")
+    return {"delivery_s_40": round(elapsed, 2), "delivery_posts": len(slack_weekly(slack, CHANNEL))}
+
+
+def measure_concurrent_fires(tmp: Path, env: dict[str, str], slack: FakeSlack) -> dict[str, object]:
+    env = {**env, "PRDIGEST_DB": str(tmp / "fires.db")}
+    config = subscribed(tmp, "fires", env)
+    before = len(slack_weekly(slack, CHANNEL))
+    procs = [deliver(config, env) for _ in range(FIRES)]
+    results = [finish(proc) for proc in procs]
+    outcomes: Counter[str] = Counter()
+    errors = []
+    for status, out, err in results:
+        if status == 0:
+            outcomes[out.strip().split(": ")[-1].split(" ")[0]] += 1
+        else:
+            outcomes["error"] += 1
+            errors.append((err.strip().splitlines() or ["?"])[-1])
+    return {
+        "posts_after_5_concurrent_fires": len(slack_weekly(slack, CHANNEL)) - before,
+        "concurrent_fire_outcomes": ",".join(f"{k}:{v}" for k, v in sorted(outcomes.items())),
+        "concurrent_fire_errors": " | ".join(sorted(set(errors))) or "none",
+    }
+
+
+def main() -> None:
+    with (
+        tempfile.TemporaryDirectory(prefix="prdigest-serve-bench-") as name,
+        FakeGitHub() as github,
+        FakeLark() as lark,
+        FakeSlack() as slack,
+    ):
+        tmp = Path(name)
+        add_week(github, REPO, Window.last_complete_week(datetime.now(UTC), TZ), PRS)
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SCRUB)}
+        env.update(
+            HOME=str(tmp), NO_PROXY="127.0.0.1,localhost", COLUMNS="200",
+            **github_env(github), **lark_env(lark, "ws"), **slack_env(slack, "socket"),
+        )  # fmt: skip
+        figures = {
+            **measure_serve(tmp, env, lark, slack),
+            **measure_delivery(tmp, env, slack),
+            **measure_concurrent_fires(tmp, env, slack),
+        }
+    for key, value in figures.items():
+        print(f"{key}={value}")
+
+
+if __name__ == "__main__":
+    main()
