@@ -13,7 +13,7 @@ from prdigest.bot.delivery import LEASE, DeliveryError, deliver_subscription, de
 from prdigest.bot.scheduler import WeeklyScheduler, last_fire, trigger_for
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import WEEKDAYS, Report, Subscription, Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import claim, get_delivery
@@ -207,3 +207,31 @@ def test_a_run_missed_within_the_grace_period_happens_at_start(store: Store, sub
     )
     assert too_late.catch_up() == []
     assert len(slack.posted) == 1
+
+
+def test_a_week_held_by_a_dead_worker_is_retried_when_its_claim_runs_out(store: Store) -> None:
+    # Claims age by the real clock, so this subscription fired a minute ago, for real.
+    now = datetime.now(UTC)
+    fired = now - timedelta(minutes=1)
+    sub = save_subscription(store, Subscription(
+        platform="slack", chat_id="C9", repo=DEMO.repo, tz="UTC", day=WEEKDAYS[fired.weekday()],
+        time=f"{fired:%H:%M}",
+    ))  # fmt: skip
+    key = delivery_key(sub, Window.last_complete_week(now, sub.tz))
+    claim(store, key, sub.id, "week", "host:4242", LEASE)  # a process that died just before a quick restart
+    slack = Recorder()
+    scheduler = WeeklyScheduler(settings(), store, {"slack": slack}, clock=lambda: now)
+    scheduler.start(paused=True)
+    try:
+        (busy,) = scheduler.catch_up()
+        assert busy.status == "busy" and busy.retry_at is not None and slack.posted == []
+        retry = scheduler._scheduler.get_job(f"retry-{key}")
+        assert retry is not None and retry.next_run_time >= busy.retry_at
+        with store._locked() as db:  # the dead worker's claim runs out
+            db.execute(
+                "update deliveries set claimed_at = ? where key = ?", [(now - 2 * LEASE).isoformat(), key]
+            )
+        retry.func(*retry.args)
+        assert len(slack.posted) == 1 and get_delivery(store, key).status == "posted"
+    finally:
+        scheduler.shutdown()

@@ -58,6 +58,8 @@ class Outcome:
     status: Literal["posted", "already", "updated", "recovered", "skipped", "busy"]
     message_id: str = ""
     report: Report | None = None
+    # For "busy": when the other worker's claim runs out (the week may be taken over then).
+    retry_at: datetime | None = None
 
     def describe(self) -> str:
         return f"{self.key}: {self.status}" + (f" ({self.message_id})" if self.message_id else "")
@@ -105,7 +107,9 @@ def deliver_subscription(
     try:
         before = claim(store, key, sub.id, week_label(window), worker or worker_id(), LEASE)
     except Busy as busy:
-        return Outcome(key, "already" if busy.row.status != "claimed" else "busy", busy.row.message_id)
+        if busy.row.status != "claimed":
+            return Outcome(key, "already", busy.row.message_id)
+        return Outcome(key, "busy", retry_at=busy.row.claimed_at + LEASE)
     if before is not None:  # a claim left behind: did its post go out before the worker died?
         found = deliverer.find_delivery(sub.chat_id, key)
         if found:

@@ -134,4 +134,15 @@ class WeeklyScheduler:
             return None
         ms = round((perf_counter() - started) * 1000, 1)
         log.info("weekly report %s", outcome.describe(), extra={**fields, "status": outcome.status, "ms": ms})
+        if (
+            outcome.retry_at is not None
+            and outcome.retry_at - fired <= self.grace
+            and self._scheduler.running
+        ):
+            # Another worker holds the week, maybe one that died before a restart: look again
+            # when its claim runs out, so the week is not lost until next week's fire.
+            self._scheduler.add_job(
+                self._deliver, "date", run_date=outcome.retry_at + timedelta(seconds=5), args=[sub, fired],
+                id=f"retry-{outcome.key}", replace_existing=True,
+            )  # fmt: skip
         return outcome

@@ -28,7 +28,12 @@ def _admin_args(cmd: Command, ctx: Context, svc: Services) -> tuple[Args, str]:
 def describe(sub: Subscription, lang: str) -> str:
     t = texts(lang)
     return t["sub_line"].format(
-        repo=sub.repo, day=t[f"day_{sub.day}"], time=sub.time, tz=sub.tz, lang=t[f"lang_{sub.lang}"]
+        repo=sub.repo,
+        day=t[f"day_{sub.day}"],
+        time=sub.time,
+        tz=sub.tz,
+        lang=t[f"lang_{sub.lang}"],
+        id=sub.id,
     )
 
 
