@@ -92,6 +92,9 @@ class FakeOpenAI:
         self.key = key
         self.latency = latency
         self.requests: list[Request] = []
+        # Requests being answered at once, now and at most: what a concurrency limit bounds.
+        self.in_flight = 0
+        self.most_in_flight = 0
         self._queue: deque[Reply | str] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -151,7 +154,14 @@ class FakeOpenAI:
                 self.responder(request) if self.responder else Reply(status=500, message="nothing scripted")
             )
         reply = Reply(content=answer) if isinstance(answer, str) else answer
-        self._closing.wait(self.latency + reply.delay)
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            self._closing.wait(self.latency + reply.delay)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
         if reply.status >= 400:
             status, extra, payload = _error(reply.status, reply.message, "scripted")
             return status, {**extra, **reply.headers}, payload
