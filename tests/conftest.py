@@ -133,3 +133,44 @@ def miles_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
     )
     return out
+
+
+# --- the demo week, shared by the chat and adapter tests ---------------------------------------
+
+
+def demo_source():
+    from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+
+    return FixtureSource(demo_fixture_path())
+
+
+def demo_monday_after():
+    """10:00 on the Monday after the demo week, in its timezone: "last week" is then the demo week."""
+    from datetime import datetime, time, timedelta
+
+    window = demo_source().window
+    return datetime.combine(window.until + timedelta(days=1), time(10), window.zone)
+
+
+@pytest.fixture
+def demo_store(tmp_path: Path) -> Iterator[object]:
+    """A cache holding the demo week's PRs."""
+    from prdigest.storage import Store
+
+    store = Store(tmp_path / "demo.db")
+    store.upsert_prs(demo_source().prs)
+    yield store
+    store.close()
+
+
+def demo_services(settings, store):
+    """Services of a chat about the demo week, its clock on the Monday after it."""
+    from prdigest.handlers import Services
+    from prdigest.pipeline import source_factory
+
+    source = demo_source()
+    monday = demo_monday_after()
+    return Services(
+        settings=settings, store=store, default_repo=source.repo, source_for=source_factory(settings, source),
+        clock=lambda: monday,
+    )  # fmt: skip

@@ -7,6 +7,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import demo_services
 
 from prdigest.bot.app import BotCore, Inbound, action_text, claim_event
 from prdigest.bot.web import WebApp
@@ -19,11 +20,8 @@ DEMO = FixtureSource(demo_fixture_path())
 
 
 @pytest.fixture
-def svc(tmp_path: Path) -> Services:
-    store = Store(tmp_path / "bot.db")
-    store.upsert_prs(DEMO.prs)
-    yield Services(settings=load_settings(env={}), store=store, default_repo=DEMO.repo)
-    store.close()
+def svc(demo_store: Store) -> Services:
+    return demo_services(load_settings(env={}), demo_store)
 
 
 def test_an_event_is_claimed_once_even_after_a_restart(tmp_path: Path) -> None:

@@ -10,12 +10,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from datetime import time as clock_time
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from conftest import demo_services
 from fakes.lark_api import FakeLark, Sent
 from lark_oapi.api.im.v1 import CreateMessageRequest, CreateMessageRequestBody
 from lark_oapi.core.token.manager import TokenManager
@@ -40,7 +39,6 @@ from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions
 
 DEMO = FixtureSource(demo_fixture_path())
-MONDAY_AFTER = datetime.combine(DEMO.window.until + timedelta(days=1), clock_time(10), DEMO.window.zone)
 ADMIN = "ou_admin"
 PAGE = "https://prdigest.example.com/reports/abc"
 
@@ -71,15 +69,12 @@ def settings_for(fake: FakeLark, mode: str = "ws", **env: str) -> Settings:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    store = Store(tmp_path / "lark.db")
-    store.upsert_prs(DEMO.prs)
-    yield store
-    store.close()
+def store(demo_store: Store) -> Store:
+    return demo_store
 
 
 def services(settings: Settings, store: Store) -> Services:
-    return Services(settings=settings, store=store, default_repo=DEMO.repo, clock=lambda: MONDAY_AFTER)
+    return demo_services(settings, store)
 
 
 @pytest.fixture(params=["ws", "http"])

@@ -9,12 +9,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from datetime import time as day_time
 from itertools import count
-from pathlib import Path
 
 import pytest
+from conftest import demo_services
 from fakes.slack_api import (
     BOT_USER,
     FakeSlack,
@@ -38,13 +36,11 @@ from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Reply, Services, commands, handle
 from prdigest.models import Report
-from prdigest.pipeline import source_factory
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 
 DEMO = FixtureSource(demo_fixture_path())
-MONDAY_AFTER = datetime.combine(DEMO.window.until + timedelta(days=1), day_time(10), DEMO.window.zone)
 ADMIN = "U0ADMIN"
 MODES = ["socket", "http"]
 REPORT_URL = "https://prdigest.example.com/reports/abc"
@@ -76,18 +72,8 @@ def slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def svc(tmp_path: Path, slack: FakeSlack) -> Iterator[Services]:
-    store = Store(tmp_path / "slack.db")
-    store.upsert_prs(DEMO.prs)
-    settings = slack_settings(slack, "socket")
-    yield Services(
-        settings=settings,
-        store=store,
-        default_repo=DEMO.repo,
-        source_for=source_factory(settings, DEMO),
-        clock=lambda: MONDAY_AFTER,
-    )
-    store.close()
+def svc(demo_store: Store, slack: FakeSlack) -> Services:
+    return demo_services(slack_settings(slack, "socket"), demo_store)
 
 
 @dataclass

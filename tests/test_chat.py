@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from datetime import datetime, time, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import commit, new_repo
+from conftest import commit, demo_services, new_repo
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
@@ -23,25 +22,14 @@ from prdigest.storage.subscriptions import list_subscriptions
 
 DEMO = FixtureSource(demo_fixture_path())
 WEEK = DEMO.window
-MONDAY_AFTER = datetime.combine(WEEK.until + timedelta(days=1), time(10), WEEK.zone)
 CONSOLE = Context(platform="console", chat_id="console", user_id="me")
 LARK_USER = Context(platform="lark", chat_id="oc_group", user_id="ou_user")
 LARK_ADMIN = Context(platform="lark", chat_id="oc_group", user_id="ou_admin")
 
 
 @pytest.fixture
-def svc(tmp_path: Path) -> Services:
-    store = Store(tmp_path / "chat.db")
-    store.upsert_prs(DEMO.prs)
-    settings = load_settings(env={}, overrides={("admins", "lark"): ["ou_admin"]})
-    yield Services(
-        settings=settings,
-        store=store,
-        default_repo=DEMO.repo,
-        source_for=source_factory(settings, DEMO),
-        clock=lambda: MONDAY_AFTER,
-    )
-    store.close()
+def svc(demo_store: Store) -> Services:
+    return demo_services(load_settings(env={}, overrides={("admins", "lark"): ["ou_admin"]}), demo_store)
 
 
 def numbers(text: str) -> list[int]:
