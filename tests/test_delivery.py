@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -49,11 +48,8 @@ class Recorder:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "d.db")
-    s.upsert_prs(DEMO.prs)
-    yield s
-    s.close()
+def store(demo_store: Store) -> Store:
+    return demo_store
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from fakes.openai_api import (
@@ -49,11 +48,8 @@ INJECTED = ("@all", "@here", "<!channel>", "<!here>", "<@U0EVIL>", "<at ", "evil
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "cache.db")
-    s.upsert_prs(DEMO.prs)
-    yield s
-    s.close()
+def store(demo_store: Store) -> Store:
+    return demo_store
 
 
 @pytest.fixture

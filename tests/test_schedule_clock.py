@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -48,11 +47,8 @@ class Chat:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "clock.db")
-    s.upsert_prs(DEMO.prs)
-    yield s
-    s.close()
+def store(demo_store: Store) -> Store:
+    return demo_store
 
 
 def settings() -> Settings:
