@@ -43,7 +43,7 @@ WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
 NEXT_WEEK = Window(since="2026-09-14", until="2026-09-20", tz="Asia/Shanghai")
 REPO = "acme/rocket"
 # No waiting in tests: retries follow at once, and any rate-limit wait is over the limit.
-FAST = ClientOptions(timeout=1, retries=2, backoff=0, max_wait=0, secondary_wait=0)
+FAST = ClientOptions(timeout=3, retries=2, backoff=0, max_wait=0, secondary_wait=0)
 
 
 @pytest.fixture
@@ -396,7 +396,7 @@ def test_a_timeout_is_retried(fake: FakeGitHub, client: GitHubClient, store: Sto
     started = time.monotonic()
     result = sync(store, client.source(REPO), NEXT_WEEK)
     assert len(result.fetched) == 30
-    assert time.monotonic() - started < 5  # one 1-second timeout, not the 10-second answer
+    assert time.monotonic() - started < 9  # one 3-second timeout, not the 10-second answer
     assert fake.counts["POST /graphql"] == 3
 
 

@@ -304,13 +304,14 @@ def test_a_slow_pr_falls_back_alone(store: Store, serve) -> None:
 
     def answers(request: Request) -> Reply | str:
         if "<untrusted_pr_data>" in request.user and pr_number(request) == slow:
-            return Reply(content=analysis_json(slow), delay=1.5)
+            return Reply(content=analysis_json(slow), delay=60)  # released when the server closes
         return prdigest_answers(request)
 
     fake = serve(responder=answers)
     started = time.monotonic()
-    report, engine = report_with_llm(store, settings(fake, timeout=0.3))
-    assert time.monotonic() - started < 5
+    # A timeout far above a loaded machine's latency, so that only the stuck PR ever reaches it.
+    report, engine = report_with_llm(store, settings(fake, timeout=3))
+    assert time.monotonic() - started < 30  # the stuck call was abandoned, not waited for
     assert report.stats.engines == {"llm": 29, "rules": 1}
     assert engine.usage().fallback == 1
     outcomes = Counter(c.outcome for c in llm_log.calls_of_run(store, engine.run_id))
