@@ -157,6 +157,18 @@ def test_identity(name: str, email: str, expected: str) -> None:
     assert identity(name, email) == expected
 
 
+def test_a_mailmap_merges_one_persons_identities(tmp_path: Path) -> None:
+    path = new_repo(tmp_path / "clone")
+    noreply = "12345+nblintao@users.noreply.github.com"
+    (path / ".mailmap").write_text(f"Tao Lin <{noreply}> <tao.lin@radixark.ai>\n")
+    commit(path, "initial", "2026-09-01T10:00:00+08:00")
+    for number, email in ((21, noreply), (22, "tao.lin@radixark.ai")):
+        (path / f"f{number}.py").write_text("x = 1\n")
+        commit(path, f"fix: one (#{number})", "2026-09-08T10:00:00+08:00", name="Tao Lin", email=email)
+    prs = GitSource(path).fetch(WEEK)
+    assert {p.number: p.author for p in prs} == {21: "nblintao", 22: "nblintao"}
+
+
 def test_fetch_one_pr_by_number(repo: Path) -> None:
     source = GitSource(repo)
     squash = source.fetch_pr(10)  # outside any window: found in the whole history

@@ -20,7 +20,7 @@ from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
 
 # A commit's header fields; \x1e starts a commit, \x1f separates fields, -z ends it with NUL.
-_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%B"
+_FORMAT = "%x1e%H%x1f%P%x1f%aN%x1f%aE%x1f%cI%x1f%B"  # %aN/%aE: the repository's .mailmap applies
 _SQUASH = re.compile(r"\s*\(#(\d+)\)\s*$")
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
@@ -196,7 +196,7 @@ class GitSource:
         """Author (name, email) of the branch tips that merge commits brought in."""
         if not shas:
             return {}
-        out = self._git("show", "--no-patch", "--no-walk", "--format=%H%x1f%an%x1f%ae", *shas)
+        out = self._git("show", "--no-patch", "--no-walk", "--format=%H%x1f%aN%x1f%aE", *shas)
         authors = {}
         for line in out.splitlines():
             sha, name, email = line.split("\x1f")
