@@ -192,6 +192,19 @@ def test_every_call_is_logged(store: Store, serve) -> None:
     assert engine.usage().calls == 3
 
 
+def test_the_next_run_starts_at_the_rung_the_endpoint_accepted(store: Store, serve) -> None:
+    fake = serve("json_object")  # DeepSeek: refuses json_schema
+    prs = week_prs(store)
+    analyse(store, settings(fake, concurrency=1), prs[:1])
+    assert [r.format for r in fake.requests] == ["json_schema", "json_object"]
+    _, later = analyse(store, settings(fake, concurrency=1), prs[1:3])  # a new run, a new client
+    assert [r.format for r in fake.requests[2:]] == ["json_object", "json_object"]
+    assert [c.outcome for c in llm_log.calls_of_run(store, later.run_id)] == ["ok", "ok"]
+    other = settings(fake, concurrency=1).model_copy(update={"model": "another-model"})
+    analyse(store, other, prs[3:4])  # another model at the same endpoint learns its own rung
+    assert [r.format for r in fake.requests[4:]] == ["json_schema", "json_object"]
+
+
 # --- pay once -----------------------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@ and made inert before anything keeps it:
 * structured output ladder, per client: strict ``json_schema`` (OpenAI, vLLM,
   Ollama >= 0.5), then ``json_object`` where a server rejects that (DeepSeek),
   then a plain "JSON only" prompt; the first JSON object of the reply is parsed
-  and validated by pydantic. The rung that worked is where the next call starts.
+  and validated by pydantic. The rung that worked is where the next call starts, and it is
+  kept in the cache (``llm_rungs``) so that the next run starts there too.
 * invalid output gets one repair request carrying the validation error.
 * secrets are redacted from every message sent; PR text travels inside
   ``<untrusted_…>`` tags that the prompts call data, not instructions.
@@ -821,6 +822,11 @@ class LLMEngine:
         self.settings = settings
         self.store = store
         self.client = client or LLMClient(settings)
+        # Where earlier runs found this endpoint's rung: a fresh client starts there.
+        self._endpoint = settings.base_url or "https://api.openai.com/v1"
+        self._stored_rung = llm_log.known_rung(store, self._endpoint, settings.model)
+        if client is None and self._stored_rung in RUNGS:
+            self.client.start = RUNGS.index(self._stored_rung)
         self.run_id = uuid.uuid4().hex
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -845,11 +851,20 @@ class LLMEngine:
             if exc.fatal:
                 self._halted = str(exc)
             raise
+        self._remember_rung()
         if cache:
             llm_log.put_output(
                 self.store, key, call.purpose, self.settings.model, call.version, result.model_dump_json()
             )
         return result
+
+    def _remember_rung(self) -> None:
+        rung = self.client.rung
+        with self._lock:
+            if rung == self._stored_rung:
+                return
+            self._stored_rung = rung
+        llm_log.remember_rung(self.store, self._endpoint, self.settings.model, rung)
 
     def _record(self, call: Call, attempt: Attempt) -> None:
         llm_log.record_call(

@@ -81,6 +81,21 @@ def put_output(store: Store, key: str, purpose: str, model: str, prompt_version:
         db["llm_outputs"].upsert(row, pk="key")
 
 
+def known_rung(store: Store, endpoint: str, model: str) -> str | None:
+    """The rung of the structured-output ladder this endpoint and model last accepted."""
+    with store._locked() as db:
+        rows = list(
+            db.query("select rung from llm_rungs where endpoint = ? and model = ?", [endpoint, model])
+        )
+    return rows[0]["rung"] if rows else None
+
+
+def remember_rung(store: Store, endpoint: str, model: str, rung: str) -> None:
+    row = {"endpoint": endpoint, "model": model, "rung": rung, "updated_at": datetime.now(UTC).isoformat()}
+    with store.writing() as db:
+        db["llm_rungs"].upsert(row, pk=("endpoint", "model"))
+
+
 def pr_summaries(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]:
     """The summary of each PR's latest cached analysis (rules or LLM), by number."""
     wanted = sorted(set(numbers))

@@ -191,3 +191,12 @@ def m009_deliveries(db: Database) -> None:
     )
     # A report page's address holds a random token, not the report's sequential id.
     db["report_pages"].create({"token": str, "report_id": int, "created_at": str}, pk="token")
+
+
+@migration
+def m010_llm_rungs(db: Database) -> None:
+    # The structured-output rung each endpoint and model accepted, so that a new run (a report,
+    # a question) starts there instead of paying again for the rungs its server refuses.
+    db["llm_rungs"].create(
+        {"endpoint": str, "model": str, "rung": str, "updated_at": str}, pk=("endpoint", "model")
+    )
