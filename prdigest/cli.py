@@ -311,7 +311,6 @@ def _render(report: Any, fmt: str) -> str:
 def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) -> None:
     """Run the demo week through the whole pipeline, offline (rules engine, SQLite, no network), then chat."""
     import tempfile
-    from datetime import datetime, time, timedelta
 
     from rich.console import Console
 
@@ -330,9 +329,7 @@ def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) ->
         result = make_report(settings, store, source, source.window, lang=lang, use_llm=False)
         render_terminal(result, console)
         if not no_chat:
-            # "Last week" in the demo chat is the demo week: its clock stands on the Monday after.
-            monday = datetime.combine(source.window.until + timedelta(days=1), time(10), source.window.zone)
-            _chat(settings, store, source, console, lang, clock=lambda: monday)
+            _chat(settings, store, source, console, lang)
         store.close()
 
 
@@ -364,11 +361,19 @@ def chat(
 
 
 def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None, **services: Any) -> None:
+    from datetime import datetime, time, timedelta
+
     from prdigest.bot.console import run_console
     from prdigest.handlers import Services
     from prdigest.pipeline import source_factory
+    from prdigest.sources.fixture import FixtureSource
 
     services["default_repo"] = services.get("default_repo") or (source.repo if source else None)
+    if isinstance(source, FixtureSource) and source.window is not None:
+        # "Last week" in a chat about a fixture is the fixture's week: the clock stands on the Monday after.
+        window = source.window
+        monday = datetime.combine(window.until + timedelta(days=1), time(10), window.zone)
+        services["clock"] = lambda: monday
     svc = Services(settings=settings, store=store, source_for=source_factory(settings, source), **services)
     run_console(svc, console, lang)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,8 @@ def numbers(text: str) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("text", "lang"), [("help", "en"), ("帮助", "zh"), ("", "en"), ("/prdigest help", "en")]
+    ("text", "lang"),
+    [("help", "en"), ("帮助", "zh"), ("", "en"), ("/prdigest help", "en"), ("Hi!", "en"), ("你好", "zh")],
 )
 def test_help_lists_every_command(svc: Services, text: str, lang: str) -> None:
     reply = handle(text, CONSOLE, svc)
@@ -48,7 +50,16 @@ def test_help_lists_every_command(svc: Services, text: str, lang: str) -> None:
     assert ("explain #N" if lang == "en" else "解释 #N") in reply.text
 
 
-@pytest.mark.parametrize(("text", "lang"), [("show risks", "en"), ("@prdigest risks", "en"), ("风险", "zh")])
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("show risks", "en"),
+        ("@prdigest risks", "en"),
+        ("风险", "zh"),
+        ("上周风险", "zh"),
+        ("last week risks", "en"),
+    ],
+)
 def test_risks_of_last_week(svc: Services, text: str, lang: str) -> None:
     reply = handle(text, CONSOLE, svc)
     assert reply.kind == "risks" and reply.lang == lang
@@ -102,7 +113,10 @@ def test_ad_hoc_report_covers_the_range(svc: Services, text: str, since: str, un
     assert reply.text.startswith("# acme-ml/trainer")
 
 
-@pytest.mark.parametrize(("text", "lang"), [("explain #4131", "en"), ("解释#4131", "zh")])
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("explain #4131", "en"), ("解释#4131", "zh"), ("explain 4131", "en"), ("why PR#4131", "en")],
+)
 def test_explain_a_cached_pr(svc: Services, text: str, lang: str) -> None:
     reply = handle(text, CONSOLE, svc)
     assert reply.kind == "explain" and reply.pr is not None and reply.pr.number == 4131
@@ -111,6 +125,27 @@ def test_explain_a_cached_pr(svc: Services, text: str, lang: str) -> None:
     assert escape("trainer/rollout/sglang_engine.py") in reply.text
     assert "https://github.com/acme-ml/trainer/pull/4131" in reply.text
     assert any(r in reply.text for r in reply.analysis.reasons[:1])
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "example"),
+    [
+        ("top 3 this week", "en", "`top prs 2026-W37`"),
+        ("风险 2026-W30", "zh", "`风险 2026-W37`"),
+        ("hot", "en", None),
+    ],
+)
+def test_a_period_without_prs_points_to_the_newest_cached_week(
+    svc: Services, text: str, lang: str, example: str | None
+) -> None:
+    if example is None:  # the default week, on a clock a month after the demo week
+        later = svc.clock() + timedelta(days=30)
+        svc.clock = lambda: later
+    reply = handle(text, CONSOLE, svc)
+    assert reply.kind == "text" and reply.lang == lang and not reply.prs
+    assert ("No merged PRs of acme-ml/trainer" if lang == "en" else "没有合入的 PR") in reply.text
+    assert "2026-09-13" in reply.text  # the newest merge of the demo week
+    assert (example or "`hot files 2026-W37`") in reply.text
 
 
 def test_explain_fetches_an_uncached_pr_from_the_clone(tmp_path: Path) -> None:
@@ -268,7 +303,7 @@ def test_demo_ends_in_the_chat_and_leaves_on_end_of_input(run_cli) -> None:
 
 
 def test_console_shows_the_platform_payloads(run_cli) -> None:
-    lines = "/cards\nrisks 2026-W37\nexplain #4131\nsubscriptions\n"
+    lines = "/cards\nrisks\nexplain #4131\nsubscriptions\n"  # "risks": last week is the fixture's week
     result = run_cli("chat", "--fixture", str(demo_fixture_path()), "--lang", "en", stdin=lines)
     assert result.returncode == 0, result.stderr
     assert '"msg_type": "interactive"' in result.stdout and '"schema": "2.0"' in result.stdout

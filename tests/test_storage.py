@@ -117,6 +117,23 @@ def test_full_text_index_follows_upserts_and_summaries(store: Store) -> None:
     assert store.search_prs('"AND (') == []
 
 
+def test_search_ranks_title_matches_first_and_reads_word_starts(store: Store) -> None:
+    long_body = "In this change the quantization path is touched once, among many other things. " * 5
+    store.upsert_prs(
+        [
+            pr(1, "docs: what changed in the release notes", body=long_body),
+            pr(2, "ci: retry flaky jobs", body="Mentions quantization once."),
+            pr(3, "quant: add the NVFP4 kernel"),
+            pr(4, "feat: quantization-aware training"),
+        ]
+    )
+    # Question words and "changed" name no PR; "quant" also finds "quantization"; titles rank first.
+    found = [p.number for p in store.search_prs("What changed in quant?")]
+    assert set(found[:2]) == {3, 4} and set(found) == {1, 2, 3, 4}
+    assert [p.number for p in store.search_prs("what changed")] == [1]  # only stopwords: searched as given
+    assert store.search_prs("quant", repo="acme/other") == []
+
+
 def test_reports_are_kept(store: Store) -> None:
     from prdigest.analysis.report import build_report
     from prdigest.config import ReportSettings

@@ -9,11 +9,11 @@ from prdigest.errors import UsageError
 from prdigest.models import WEEKDAYS, zone
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_PR = re.compile(r"^#(-?\d+)$")
+_PR = re.compile(r"^(?:pr)?#(-?\d+)$", re.I)
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 _PERIOD = re.compile(r"^(\d{4}-\d{1,2}-\d{1,2}(\.\.\d{4}-\d{1,2}-\d{1,2})?|\d{4}-?w\d{1,2})$", re.I)
 _LAST_WEEK = {"--last-week", "last-week", "lastweek", "上周"}
-_THIS_WEEK = {"--this-week", "this-week", "thisweek", "本周"}
+_THIS_WEEK = {"--this-week", "this-week", "thisweek", "本周", "这周"}
 _DAYS_ZH = {
     "周一": "mon",
     "周二": "tue",
@@ -39,8 +39,10 @@ class Args:
     rest: list[str] = field(default_factory=list)
 
 
-def read_args(text: str) -> Args:
-    """Sort the tokens of an argument string; raises UsageError for a token that is plainly wrong."""
+def read_args(text: str, *, bare_pr: bool = False) -> Args:
+    """Sort the tokens of an argument string; raises UsageError for a token that is plainly wrong.
+
+    ``bare_pr``: a plain number names a PR (``explain 3128``) instead of a count (``top 3``)."""
     args = Args()
     tokens = text.replace("，", " ").replace(",", " ").split()
     i = 0
@@ -70,6 +72,8 @@ def read_args(text: str) -> Args:
             args.tz = zone(token).key
         elif _REPO.match(token):
             args.repo = token
+        elif token.isdigit() and bare_pr:
+            args.number = pr_number(token)
         elif token.isdigit():
             args.count = int(token) if len(token) < 6 else 10**6
         else:

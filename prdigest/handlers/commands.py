@@ -26,6 +26,9 @@ Handler = Callable[["Command", "Context", "Services"], "Reply"]
 MAX_MESSAGE_CHARS = 2000
 _MENTION = re.compile(r"^\s*(?:<at\b[^>]*>.*?</at>|<@[A-Z0-9]+(?:\|[^>]*)?>|@\S+)\s*", re.I | re.S)
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# A period said before the command ("上周风险", "last week top 3") moves behind it.
+_PERIOD_FIRST = re.compile(r"^(本周|这周|上周|last week|this week)\s*(?:'s\b)?\s*(.+)$", re.I | re.S)
+_GREETINGS = frozenset({"hi", "hello", "hey", "hallo", "yo", "你好", "您好", "嗨", "哈喽", "在吗"})
 
 
 class Command(BaseModel):
@@ -88,8 +91,10 @@ def _words() -> list[tuple[str, CommandSpec, Lang]]:
 
 def parse(text: str) -> Command:
     text = clean(text)
-    if not text:
-        return Command(name="help", lang="en")
+    if not text or text.lower().strip(" !！.。?？~") in _GREETINGS:
+        return Command(name="help", lang=detect_lang(text))
+    if match := _PERIOD_FIRST.match(text):
+        text = f"{match.group(2)} {match.group(1)}"
     lowered = text.lower()
     for word, c, lang in _words():
         if lowered.startswith(word):

@@ -19,7 +19,7 @@ _UNKNOWN = ("reviews", "review_threads", "checks", "is_fork", "labels")
 
 @command("explain", en=("explain", "why"), zh=("解释", "说明"))
 def explain(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args = read_args(cmd.args)
+    args = read_args(cmd.args, bare_pr=True)
     if args.number is None:
         raise UsageError("name the PR with its number, e.g. explain #3128", "err_pr_missing")
     scope = resolve(cmd, ctx, svc, args)

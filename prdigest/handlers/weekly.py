@@ -5,12 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prdigest.handlers.args import Args, read_args
-from prdigest.handlers.commands import Command, command
+from prdigest.handlers.commands import Command, command, spec
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
-from prdigest.handlers.scope import Scope, period_text, resolve, text_reply, week_report, window_of
+from prdigest.handlers.scope import (
+    Answer,
+    Scope,
+    period_text,
+    resolve,
+    text_reply,
+    week_report,
+    window_of,
+)
 from prdigest.i18n import texts
-from prdigest.models import Report, ReportPR
+from prdigest.models import Report, ReportPR, zone
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5
@@ -29,12 +37,23 @@ class Week:
 
 
 def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
+    """The period's report; a period without PRs is answered at once, pointing to the newest cached one."""
     args = read_args(cmd.args)
     scope = resolve(cmd, ctx, svc, args)
     window = window_of(args, scope, svc)
-    return Week(
-        args, scope, week_report(svc, scope, window), texts(scope.lang), period_text(window, scope.lang)
-    )
+    w = Week(args, scope, week_report(svc, scope, window), texts(scope.lang), period_text(window, scope.lang))
+    if not w.report.prs:
+        text = w.t["prs_none"].format(repo=scope.repo, period=w.period)
+        newest = svc.store.newest_merge(scope.repo)
+        if newest is not None and not window.contains(newest):
+            year, week, _ = newest.astimezone(zone(scope.tz)).isocalendar()
+            words = spec(cmd.name).zh if scope.lang == "zh" else spec(cmd.name).en
+            example = f"{words[0]} {year}-W{week:02d}"
+            text += " " + w.t["newest_hint"].format(
+                date=f"{newest.astimezone(zone(scope.tz)):%Y-%m-%d}", example=example
+            )
+        raise Answer(text_reply("text", scope.lang, text, repo=scope.repo))
+    return w
 
 
 @command("risks", en=("show risks", "risks", "risk"), zh=("风险",))

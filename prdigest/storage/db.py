@@ -22,6 +22,18 @@ from prdigest.models import PRAnalysis, PullRequest, Report, WeekFigures, Window
 from prdigest.storage.migrations import migrate
 
 _WORD = re.compile(r"\w+")
+# Words of a question that say nothing about which PR is meant: left out of the full-text query.
+# fmt: off
+_STOPWORDS = frozenset({
+    "a", "an", "and", "any", "are", "at", "be", "by", "can", "did", "do", "does", "for", "from", "has",
+    "have", "how", "i", "in", "is", "it", "its", "me", "of", "on", "or", "our", "show", "tell", "that",
+    "the", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why",
+    "will", "with", "you", "change", "changed", "changes", "pr", "prs", "pull", "request", "requests",
+    "merged", "week",
+})
+# fmt: on
+# bm25 weights of the index's columns (title, body, paths, summary): a word in the title counts most.
+_RANK = "bm25(prs_fts, 5.0, 1.0, 2.0, 3.0)"
 
 
 def analysis_key(
@@ -148,6 +160,14 @@ class Store:
             rows = list(db.query("select data from prs where repo = ? and number = ?", [repo, number]))
         return PullRequest.model_validate_json(rows[0]["data"]) if rows else None
 
+    def newest_merge(self, repo: str) -> datetime | None:
+        """When the newest cached PR (not a direct push) of ``repo`` was merged."""
+        with self._locked() as db:
+            rows = list(
+                db.query("select max(merged_at) as m from prs where repo = ? and number is not null", [repo])
+            )
+        return datetime.fromisoformat(rows[0]["m"]) if rows and rows[0]["m"] else None
+
     def count_prs(self, repo: str | None = None) -> int:
         with self._locked() as db:
             if repo is None:
@@ -155,14 +175,20 @@ class Store:
             return db["prs"].count_where("repo = ?", [repo])
 
     def search_prs(self, query: str, repo: str | None = None, limit: int = 20) -> list[PullRequest]:
-        """Full-text search over title, body, paths and analysis summary; any keyword may match."""
-        words = [w for w in _WORD.findall(query) if len(w) > 1]
+        """Full-text search over title, body, paths and analysis summary, best first: any keyword may
+        match, as a word or the start of one ("quant" finds "quantization"); title matches rank highest."""
+        words = [w for w in _WORD.findall(query.lower()) if len(w) > 1]
+        words = [w for w in words if w not in _STOPWORDS] or words
         if not words:
             return []
-        fts = " OR ".join(f'"{w}"' for w in words)
-        where, args = ("repo = :repo", {"repo": repo}) if repo else (None, None)
+        fts = " OR ".join(f'"{w}"*' for w in dict.fromkeys(words))
+        sql = (
+            "select prs.data from prs join prs_fts on prs_fts.rowid = prs.rowid where prs_fts match :fts"
+            + (" and prs.repo = :repo" if repo else "")
+            + f" order by {_RANK}, prs.merged_at desc limit :limit"
+        )
         with self._locked() as db:
-            rows = db["prs"].search(fts, where=where, where_args=args, limit=limit, columns=["data"])
+            rows = db.query(sql, {"fts": fts, "repo": repo, "limit": limit})
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
 
     # --- analyses -------------------------------------------------------------
