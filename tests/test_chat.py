@@ -12,6 +12,7 @@ from conftest import commit, demo_services, new_repo
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
+from prdigest.handlers.commands import parse
 from prdigest.i18n import texts
 from prdigest.models import Window
 from prdigest.pipeline import source_factory
@@ -58,6 +59,7 @@ def test_help_lists_every_command(svc: Services, text: str, lang: str) -> None:
         ("风险", "zh"),
         ("上周风险", "zh"),
         ("last week risks", "en"),
+        ("上周有什么风险？", "zh"),
     ],
 )
 def test_risks_of_last_week(svc: Services, text: str, lang: str) -> None:
@@ -79,7 +81,7 @@ def test_top_prs(svc: Services, text: str, count: int) -> None:
     assert numbers(reply.text)[:count] == [p.number for p in reply.prs]
 
 
-@pytest.mark.parametrize("text", ["authors", "作者"])
+@pytest.mark.parametrize("text", ["authors", "作者", "上周谁是主要作者？"])
 def test_authors(svc: Services, text: str) -> None:
     reply = handle(text, CONSOLE, svc)
     expected = Counter(p.author for p in DEMO.prs)
@@ -322,3 +324,18 @@ def test_replies_become_cards_within_limits(svc: Services) -> None:
         assert slack["text"] and len(slack.get("blocks", [])) <= 50
     assert lark_payload(handle("risks", CONSOLE, svc))["msg_type"] == "interactive"
     assert lark_payload(handle("subscriptions", CONSOLE, svc))["msg_type"] == "text"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "args"),
+    [
+        ("本周有什么风险？", "risks", "本周"),
+        ("2026-W37 的热点文件有哪些", "hot", "2026-W37"),
+        ("谁改了沙箱？", "ask", "谁改了沙箱？"),  # names no command's topic: a free question
+        ("#4131 有什么风险？", "ask", "#4131 有什么风险？"),  # about one PR, not the week's risks
+        ("上周 top 3", "top", "3 上周"),
+    ],
+)
+def test_a_short_chinese_question_reaches_the_command_it_names(text: str, name: str, args: str) -> None:
+    command = parse(text)
+    assert (command.name, command.args, command.lang) == (name, args, "zh")

@@ -56,7 +56,21 @@ def test_nothing_matches_and_nothing_is_sent(store: Store) -> None:
         answer = ask(store, "zebra crossing @here", DEMO.repo, WEEK, llm(fake), "en")
     assert fake.calls == 0
     assert (answer.cited, answer.prs, answer.engine) == ([], [], "rules")
-    assert answer.text == "No cached pull request matches “zebra crossing”."
+    assert answer.text.startswith("No cached pull request matches “zebra crossing”. Ask with words")
+
+
+@pytest.mark.parametrize("question", ["谁改了沙箱？", "What happened last week?"])
+def test_a_question_the_index_cannot_search_reads_the_newest_prs(store: Store, question: str) -> None:
+    newest = sorted(DEMO.prs, key=lambda p: p.merged_at, reverse=True)
+    with FakeOpenAI(responder=prdigest_answers) as fake:
+        answer = ask(store, question, DEMO.repo, WEEK, llm(fake), "zh")
+    request = fake.requests[-1]
+    assert "The newest pull requests, newest first" in request.user
+    assert listed_numbers(request) == [p.number for p in newest if p.number]  # all 30 fit the budget
+    assert answer.engine == "llm" and answer.cited == [newest[0].number]
+    # Without an LLM the newest PRs match nothing: the answer says so and how to ask instead.
+    plain = ask(store, question, DEMO.repo, WEEK, None, "zh")
+    assert (plain.engine, plain.cited) == ("rules", []) and "重点" in plain.text
 
 
 def test_the_window_filters_the_candidates(store: Store) -> None:

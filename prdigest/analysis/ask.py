@@ -1,9 +1,12 @@
 """Free questions over the cached PRs: full-text candidates, then an LLM answer that cites them.
 
 Candidates come from the FTS5 index (title, body, paths, analysis summary) of one
-repository, filtered to a window when one is given. The LLM sees only those
-candidates, wrapped as untrusted data, and may cite only them. Without an LLM, or
-when its answer cites none of them, the answer lists the best matches.
+repository, filtered to a window when one is given. A question the index cannot
+search (one in Chinese about English PR text, or one that names no topic: "what
+happened last week?") gets the newest PRs instead, when an LLM can read them. The
+LLM sees only the candidates, wrapped as untrusted data, and may cite only them.
+Without an LLM, or when its answer cites none of them, the answer lists the best
+matches.
 """
 
 from __future__ import annotations
@@ -38,12 +41,15 @@ from prdigest.i18n import LANGUAGES, texts
 from prdigest.models import PullRequest, Window
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_log
+from prdigest.storage.db import search_terms
 
 CANDIDATES = 12  # PRs the LLM may read and cite
+BROWSED = 40  # newest PRs the LLM reads for a question the index cannot search (the budget may trim them)
 SEARCH_LIMIT = 200  # full-text hits read before the window filter
 SHOWN = 5  # best matches the rules answer lists
 
 _CITATION = re.compile(r"#(\d+)\b")
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 class Answer(BaseModel):
@@ -83,20 +89,35 @@ def ask(
     ``client``: a long-lived client of ``llm``'s endpoint, so that its ladder rung is remembered.
     """
     t = texts(lang)
+    no_match = Answer(
+        text=t["ask_no_match"].format(question=inert(one_line(question, 80))),
+        cited=[],
+        prs=[],
+        engine="rules",
+    )
     candidates = find_candidates(store, question, repo, window)
+    browsing = not candidates and llm is not None and unsearchable(question)
+    if browsing:
+        candidates = store.newest_prs(repo, window, BROWSED)
     if not candidates:
-        text = t["ask_no_match"].format(question=inert(one_line(question, 80)))
-        return Answer(text=text, cited=[], prs=[], engine="rules")
+        return no_match
     summaries = llm_log.pr_summaries(store, repo, [pr.number for pr in candidates if pr.number])
     if llm is not None:
-        call = _call(question, repo, candidates, summaries, llm, lang)
+        call = _call(question, repo, candidates, summaries, llm, lang, browsing)
         try:
             result = LLMEngine(llm, store, client).complete(call, cache=True)
         except LLMError:
             result = None
         if isinstance(result, AnswerOut) and result.cited:
             return Answer(text=result.answer, cited=result.cited, prs=_numbers(candidates), engine="llm")
-    return _best_matches(question, candidates, summaries, t)
+    # The newest PRs are no match for anything: without the LLM's reading, nothing matched.
+    return no_match if browsing else _best_matches(question, candidates, summaries, t)
+
+
+def unsearchable(question: str) -> bool:
+    """A question the full-text index cannot answer: it names no topic, or is in Chinese (PR text
+    mostly is not)."""
+    return not search_terms(question) or bool(_CJK.search(question))
 
 
 def find_candidates(store: Store, question: str, repo: str, window: Window | None) -> list[PullRequest]:
@@ -113,13 +134,13 @@ def _call(
     summaries: dict[int, str],
     llm: LLMSettings,
     lang: str,
+    browsing: bool,
 ) -> Call:
     prompt = load_prompt("ask", lang if lang in LANGUAGES else "en")
     variables = {"repo": repo, "question": data_line(one_line(question, 500))}
     budget = evidence_budget(prompt, llm.input_budget_tokens, **variables)
-    section = Section(
-        "Candidates, best match first", [_candidate_line(pr, summaries) for pr in candidates], 1
-    )
+    heading = "The newest pull requests, newest first" if browsing else "Candidates, best match first"
+    section = Section(heading, [_candidate_line(pr, summaries) for pr in candidates], 1)
     return make_call(
         prompt,
         purpose="ask",

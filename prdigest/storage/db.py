@@ -29,11 +29,22 @@ _STOPWORDS = frozenset({
     "have", "how", "i", "in", "is", "it", "its", "me", "of", "on", "or", "our", "show", "tell", "that",
     "the", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why",
     "will", "with", "you", "change", "changed", "changes", "pr", "prs", "pull", "request", "requests",
-    "merged", "week",
+    "merged", "week", "happened", "happen", "happening", "last", "new", "about", "been", "going",
+    "anything", "something", "so", "all", "there", "these", "those", "they", "them", "their", "my",
+    "your", "us", "please", "latest", "recent", "recently", "today", "yesterday", "month", "day", "days",
+    "weeks", "ago", "since", "now", "just", "done", "give", "summarize", "overview", "anyone", "someone",
+    "else", "much", "many", "more", "most", "some", "would", "could", "should", "may", "might", "must",
+    "not", "no", "yes", "if", "but", "as", "also", "very", "into", "than", "then",
 })
 # fmt: on
 # bm25 weights of the index's columns (title, body, paths, summary): a word in the title counts most.
 _RANK = "bm25(prs_fts, 5.0, 1.0, 2.0, 3.0)"
+
+
+def search_terms(query: str) -> list[str]:
+    """The words of a question that can find a PR: no question words, each once; [] names no topic."""
+    words = [w for w in _WORD.findall(query.lower()) if len(w) > 1 and w not in _STOPWORDS]
+    return list(dict.fromkeys(words))
 
 
 def analysis_key(
@@ -168,6 +179,17 @@ class Store:
             )
         return datetime.fromisoformat(rows[0]["m"]) if rows and rows[0]["m"] else None
 
+    def newest_prs(self, repo: str, window: Window | None = None, limit: int = 40) -> list[PullRequest]:
+        """The newest PRs (not direct pushes) of ``repo``, merged in ``window`` when given; newest first."""
+        sql = "select data from prs where repo = ? and number is not null"
+        params: list[object] = [repo]
+        if window is not None:
+            sql += " and merged_at >= ? and merged_at < ?"
+            params += [_utc(window.start), _utc(window.end)]
+        with self._locked() as db:
+            rows = db.query(sql + " order by merged_at desc, number desc limit ?", [*params, limit])
+            return [PullRequest.model_validate_json(row["data"]) for row in rows]
+
     def count_prs(self, repo: str | None = None) -> int:
         with self._locked() as db:
             if repo is None:
@@ -177,11 +199,10 @@ class Store:
     def search_prs(self, query: str, repo: str | None = None, limit: int = 20) -> list[PullRequest]:
         """Full-text search over title, body, paths and analysis summary, best first: any keyword may
         match, as a word or the start of one ("quant" finds "quantization"); title matches rank highest."""
-        words = [w for w in _WORD.findall(query.lower()) if len(w) > 1]
-        words = [w for w in words if w not in _STOPWORDS] or words
+        words = search_terms(query)
         if not words:
             return []
-        fts = " OR ".join(f'"{w}"*' for w in dict.fromkeys(words))
+        fts = " OR ".join(f'"{w}"*' for w in words)
         sql = (
             "select prs.data from prs join prs_fts on prs_fts.rowid = prs.rowid where prs_fts match :fts"
             + (" and prs.repo = :repo" if repo else "")
