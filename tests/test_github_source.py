@@ -33,6 +33,7 @@ from prdigest.sources.github import (
     GitHubNotFound,
     GitHubRateLimited,
     GitHubUnavailable,
+    Listed,
     make_client,
     to_pull_request,
 )
@@ -361,13 +362,44 @@ def test_retries_are_bounded_and_back_off(
 def test_github_down_while_reading_prs_makes_a_partial_sync(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    fake.faults.extend(Fault("502", operation="PullRequests") for _ in range(3))
+    fake.faults.extend(Fault("502", operation="PullRequests") for _ in range(100))
     result = sync(store, client.source(REPO), WEEK)
 
     assert result.partial and result.fetched == []
-    assert len(result.failed) == 50 and len(result.skipped) == 70  # the batch that failed, and the rest
+    # The first batch, then its first half and quarter, each with its retries; then the sync stops.
+    refused = fake.counts["POST /graphql"] - sum(fake.operations.values())  # answered 502, ran no query
+    assert refused == 3 * 3 and "PullRequests" not in fake.operations
+    assert len(result.failed) == 12 and len(result.skipped) == 108  # the last batch asked for, the rest
     assert "answered 502 3 times" in (result.reason or "")
     assert "partial: 120 PRs not read" in result.describe()
+
+
+def test_a_batch_too_heavy_to_answer_is_read_in_halves(
+    fake: FakeGitHub, client: GitHubClient, store: Store
+) -> None:
+    # GitHub gives up on heavy queries with a 502 or a timeout; a lighter one passes.
+    fake.faults.extend(Fault("502", operation="PullRequests", min_ids=30) for _ in range(100))
+    result = sync(store, client.source(REPO), WEEK)
+
+    assert not result.partial and len(result.fetched) == 120
+    assert {pr.number for pr in store.prs_in_window(REPO, WEEK)} == {
+        pr.number for pr in in_window(fake, WEEK)
+    }
+    # 50 fails (3 tries) -> 25 + 25; the next 50 fails too -> 25 + 25; the last 20 pass at once.
+    assert fake.operations["PullRequests"] == 2 + 2 + 1
+    assert fake.counts["POST /graphql"] - sum(fake.operations.values()) == 3 + 3
+
+
+def test_an_unreachable_github_stops_at_once_without_halving(fake: FakeGitHub) -> None:
+    closed = fake.url
+    fake.stop()  # nothing listens on the port any more: connection refused
+    client = GitHubClient(TOKEN, closed, FAST)
+    moment = datetime(2026, 9, 8, tzinfo=UTC)
+    listed = [Listed(n, f"PR_{n}", moment, moment) for n in range(1, 61)]
+    outcome = client.source(REPO).fetch_listed(listed)
+    assert sorted(outcome.failed) == list(range(1, 51)) and outcome.skipped == list(range(51, 61))
+    assert outcome.reason is not None and "cannot reach GitHub" in outcome.reason
+    assert client.requests["sync"] == 1  # one call (its retries inside), no halves
 
 
 def test_a_follow_up_that_fails_fails_only_its_prs(

@@ -16,7 +16,7 @@ PyGithub is imported only when a client is made, so a git report never loads it.
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -63,7 +63,12 @@ class GitHubRateLimited(GitHubError):
 
 
 class GitHubUnavailable(GitHubError):
-    """5xx answers or timeouts, still failing after the retries."""
+    """5xx answers or timeouts, still failing after the retries; ``overloaded`` when GitHub answered
+    (5xx, or too late) rather than could not be reached, so that a lighter request may pass."""
+
+    def __init__(self, message: str, *, overloaded: bool = False):
+        super().__init__(message)
+        self.overloaded = overloaded
 
 
 # --- queries ----------------------------------------------------------------------
@@ -85,6 +90,9 @@ CONNECTIONS: dict[str, tuple[int, str]] = {
 FOLLOW_UP_PAGE = 100  # nodes per follow-up page of an overflowing list
 FOLLOW_UPS_PER_REQUEST = 25
 BATCH_SIZE = 50  # PRs per batch request
+# A batch GitHub answers with 5xx or a timeout may be too heavy (PRs with huge lists): it is halved,
+# at most this many times (50 -> 25 -> 12), before the sync stops as for an outage.
+BATCH_SPLITS = 2
 
 # The merged head commit: its check runs and statuses. totalCount is the PR's commit count.
 _CHECKS = (
@@ -326,7 +334,8 @@ class GitHubClient:
             )
         if exc.status >= 500:
             return GitHubUnavailable(
-                f"GitHub at {self.url} answered {exc.status} {attempts} times in a row; try again later"
+                f"GitHub at {self.url} answered {exc.status} {attempts} times in a row; try again later",
+                overloaded=True,
             )
         if exc.status == 403:
             return GitHubAuthError(f"GitHub refused access (403 {message}): check the token's scopes")
@@ -338,7 +347,8 @@ class GitHubClient:
         attempts = self.options.retries + 1
         if isinstance(exc, Timeout) or "timed out" in str(exc).lower():
             return GitHubUnavailable(
-                f"GitHub at {self.url} did not answer within {self.options.timeout} s ({attempts} attempts)"
+                f"GitHub at {self.url} did not answer within {self.options.timeout} s ({attempts} attempts)",
+                overloaded=True,
             )
         return GitHubUnavailable(f"cannot reach GitHub at {self.url}: {type(exc).__name__}")
 
@@ -497,15 +507,26 @@ class GitHubSource:
         size = self.client.options.batch_size
         raw: dict[int, dict[str, Any]] = {}
         outcome = FetchOutcome()
-        for start in range(0, len(items), size):
-            batch = items[start : start + size]
+        # (batch, how often it was halved), in listing order.
+        work = deque((items[start : start + size], 0) for start in range(0, len(items), size))
+        while work:
+            batch, splits = work.popleft()
             try:
                 data, errors = self.client.graphql(BATCH_QUERY, {"ids": [item.node_id for item in batch]})
-            except (GitHubRateLimited, GitHubUnavailable) as exc:
-                # Stop: GitHub is down or the budget is spent. The batch asked for failed, the rest waits.
-                failed = {item.number for item in batch} if isinstance(exc, GitHubUnavailable) else set()
-                _stop(outcome, exc, failed)
-                outcome.skipped.extend(item.number for item in items[start:] if item.number not in failed)
+            except GitHubUnavailable as exc:
+                if exc.overloaded and splits < BATCH_SPLITS and len(batch) > 1:
+                    half = len(batch) // 2
+                    work.extendleft([(batch[half:], splits + 1), (batch[:half], splits + 1)])
+                    continue
+                # Stop: GitHub is down. The batch asked for failed, the rest waits.
+                _stop(outcome, exc, {item.number for item in batch})
+                outcome.skipped.extend(item.number for rest, _ in work for item in rest)
+                break
+            except GitHubRateLimited as exc:
+                # Stop: the budget is spent. Nothing failed; all that is left waits for the next sync.
+                _stop(outcome, exc, set())
+                remaining = [batch, *(rest for rest, _ in work)]
+                outcome.skipped.extend(item.number for rest in remaining for item in rest)
                 break
             nodes = data.get("nodes") or []
             for index, item in enumerate(batch):

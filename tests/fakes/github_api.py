@@ -528,10 +528,13 @@ class Fault:
     delay: float = 5.0
     path: str | None = None  # only requests whose path contains this
     operation: str | None = None  # only GraphQL requests of this operation ("PullRequests")
+    min_ids: int = 0  # only GraphQL requests for this many node ids or more: a query too heavy to answer
 
-    def matches(self, path: str, operation: str | None) -> bool:
-        return (self.path is None or self.path in path) and (
-            self.operation is None or self.operation == operation
+    def matches(self, path: str, operation: str | None, ids: int) -> bool:
+        return (
+            (self.path is None or self.path in path)
+            and (self.operation is None or self.operation == operation)
+            and ids >= self.min_ids
         )
 
 
@@ -624,7 +627,8 @@ class FakeGitHub:
         operation = _operation(payload)
         with self._lock:
             self.counts[f"{method} {path}"] += 1
-            fault = next((f for f in self.faults if f.matches(path, operation)), None)
+            ids = len((payload.get("variables") or {}).get("ids") or [])
+            fault = next((f for f in self.faults if f.matches(path, operation, ids)), None)
             if fault is not None:
                 self.faults.remove(fault)
         if fault is not None:
