@@ -113,6 +113,10 @@ def test_ad_hoc_report_covers_the_range(svc: Services, text: str, since: str, un
     assert (str(reply.report.window.since), str(reply.report.window.until)) == (since, until)
     assert reply.report.stats.merged_prs == sum(1 for p in DEMO.prs if window.contains(p.merged_at))
     assert reply.text.startswith("# acme-ml/trainer")
+    # A report of one Monday-to-Sunday week speaks of the week; of any other period, of the period.
+    weekly = since == "2026-09-07" and until == "2026-09-13"
+    said = {"zh": ("本周", "本期"), "en": ("This week", "This period")}[reply.lang]
+    assert (said[0] in reply.text, said[1] in reply.text) == (weekly, not weekly)
 
 
 @pytest.mark.parametrize(

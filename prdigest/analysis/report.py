@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.taxonomy import is_ci, is_doc, is_test, module_of, parse_title
 from prdigest.config import ReportSettings, Taxonomy
-from prdigest.i18n import risk_name, texts
+from prdigest.i18n import report_texts, risk_name
 from prdigest.models import (
     DirectPush,
     HotFile,
@@ -72,7 +72,7 @@ def build_report(
     )
     if analyses:
         _add_analysis_figures(report, key, analyses)
-        t = texts(lang)
+        t = report_texts(lang, window.since, window.until)
         by_number = {p.number: p for p in merged}
         report.themes = build_themes(merged, analyses, taxonomy or Taxonomy(), t)
         report.risk_observations = build_observations(report, analyses, t, lang)

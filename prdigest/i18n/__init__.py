@@ -6,6 +6,7 @@ Each module holds the texts of one part (report, cards, chat) as ``TEXT[lang]``;
 
 from __future__ import annotations
 
+from datetime import date
 from functools import cache
 
 from prdigest.i18n import cards, chat, report
@@ -22,6 +23,33 @@ def texts(lang: str) -> dict[str, str]:
     for part in _PARTS:
         merged.update(part.get(lang, {}))
     return merged
+
+
+# A report of any other period than one Monday-to-Sunday week says "period" where a weekly one says "week".
+_PERIOD_WORDS = {
+    "zh": (("本周", "本期"),),
+    "en": (("This week", "This period"), ("this week", "this period"), ("The week", "The period"),
+           ("the week", "the period")),
+}  # fmt: skip
+
+
+def is_week(since: date, until: date) -> bool:
+    return since.isoweekday() == 1 and (until - since).days == 6
+
+
+def report_texts(lang: str, since: date, until: date) -> dict[str, str]:
+    """The texts of a report of ``since``..``until``."""
+    return texts(lang) if is_week(since, until) else _period_texts(lang)
+
+
+@cache
+def _period_texts(lang: str) -> dict[str, str]:
+    out = dict(texts(lang))
+    for key, text in out.items():
+        for week, period in _PERIOD_WORDS.get(lang, _PERIOD_WORDS["en"]):
+            text = text.replace(week, period)
+        out[key] = text
+    return out
 
 
 def risk_name(label: str, lang: str) -> str:

@@ -35,7 +35,7 @@ TEXT: dict[str, dict[str, str]] = {
     "zh": {
         "lang": "zh",
         # report layout
-        "title": "{repo} 周报 · {since} 至 {until}",
+        "title": "{repo} 报告 · {since} 至 {until}",
         "title_week": "{repo} 周报 · {year} 第 {week} 周（{since:%m-%d} 至 {until:%m-%d}）",
         "s_summary": "一、执行摘要",
         "s_themes": "二、本周重点变化",
@@ -193,7 +193,7 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "en": {
         "lang": "en",
-        "title": "{repo} weekly report · {since} to {until}",
+        "title": "{repo} report · {since} to {until}",
         "title_week": "{repo} weekly report · {year} week {week} ({since:%m-%d} to {until:%m-%d})",
         "s_summary": "1. Executive summary",
         "s_themes": "2. Key changes",

@@ -13,7 +13,7 @@ from functools import cache
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from prdigest.i18n import risk_name, texts
+from prdigest.i18n import report_texts, risk_name
 from prdigest.models import Report
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.markdown import title
@@ -26,7 +26,7 @@ _AUTHOR_BARS = 10
 
 
 def render_html(report: Report) -> str:
-    t = texts(report.lang)
+    t = report_texts(report.lang, report.window.since, report.window.until)
     numbers = {p.number for p in report.prs}
     return (
         _env()

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from prdigest.i18n import texts
+from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
 from prdigest.render.markdown import title
 from prdigest.render.sanitize import lark_md, plain
@@ -82,7 +82,7 @@ def _fit(build: Callable[[Detail], Card]) -> Card:
 
 
 def _report_card(report: Report, report_url: str | None, detail: Detail) -> Card:
-    t = texts(report.lang)
+    t = report_texts(report.lang, report.window.since, report.window.until)
     level = report.risk_level
     head = _header(title(report), window_text(t, ReportRef.of(report)), _TEMPLATE[level])
     head["text_tag_list"] = [

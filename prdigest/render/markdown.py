@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from prdigest.i18n import risk_name, texts
+from prdigest.i18n import is_week, report_texts, risk_name, texts
 from prdigest.models import Report
 from prdigest.render.sanitize import clean, defuse
 
@@ -20,14 +20,14 @@ def escape(text: str) -> str:
 def title(report: Report) -> str:
     t = texts(report.lang)
     since, until = report.window.since, report.window.until
-    year, week, weekday = since.isocalendar()
-    if weekday == 1 and (until - since).days == 6:
+    year, week, _ = since.isocalendar()
+    if is_week(since, until):
         return t["title_week"].format(repo=report.repo, year=year, week=week, since=since, until=until)
     return t["title"].format(repo=report.repo, since=since, until=until)
 
 
 def render_markdown(report: Report) -> str:
-    t = texts(report.lang)
+    t = report_texts(report.lang, report.window.since, report.window.until)
     out = [f"# {escape(title(report))}", ""]
     out += _summary(report, t)
     if report.stats.merged_prs:

@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from prdigest.i18n import texts
+from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
 from prdigest.render.markdown import title
 from prdigest.render.sanitize import plain, slack_text
@@ -114,7 +114,7 @@ def _message(fallback: str, blocks: list[Block | None]) -> Message:
 
 
 def _report_blocks(report: Report, report_url: str | None, detail: Detail) -> list[Block | None]:
-    t = texts(report.lang)
+    t = report_texts(report.lang, report.window.since, report.window.until)
     level = f"{_LEVEL_MARK[report.risk_level]} {t[f'risk_{report.risk_level}']}"
     blocks: list[Block | None] = [
         _header(title(report)),
