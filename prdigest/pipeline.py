@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prdigest.analysis import rules
 from prdigest.analysis.report import build_report
@@ -14,6 +14,9 @@ from prdigest.errors import SourceError
 from prdigest.models import OPTIONAL_SIGNALS, PRAnalysis, PullRequest, Report, Window
 from prdigest.storage import Store
 from prdigest.storage.db import analysis_key
+
+if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
+    from prdigest.analysis.llm import LLMEngine
 
 
 class Source(Protocol):
@@ -103,6 +106,28 @@ def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: 
     return out  # type: ignore[return-value]  # every PR has its analysis now
 
 
+def analyse(
+    settings: Settings,
+    store: Store,
+    source: Source | None,
+    prs: list[PullRequest],
+    taxonomy: Taxonomy,
+    lang: str,
+    *,
+    use_llm: bool = True,
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[dict[int, PRAnalysis], LLMEngine | None]:
+    """Every PR's analysis: the rules engine's, then the LLM's where one is configured (each cached)."""
+    analyses = analyse_prs(store, prs, taxonomy, lang)
+    if settings.llm is None or not use_llm:
+        return analyses, None
+    from prdigest.analysis.llm import LLMEngine
+
+    progress(f"asking {settings.llm.model} about {len(prs)} PRs")
+    engine = LLMEngine(settings.llm, store)
+    return engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source)), engine
+
+
 def make_report(
     settings: Settings,
     store: Store,
@@ -133,14 +158,9 @@ def make_report(
         unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and all(getattr(p, s) is None for p in prs))
     progress(f"analysing {len(prs)} PRs")
     taxonomy = settings.repo(name).taxonomy
-    analyses = analyse_prs(store, prs, taxonomy, lang)
-    engine = None
-    if settings.llm is not None and use_llm:
-        from prdigest.analysis.llm import LLMEngine
-
-        progress(f"asking {settings.llm.model} about {len(prs)} PRs")
-        engine = LLMEngine(settings.llm, store)
-        analyses = engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source))
+    analyses, engine = analyse(
+        settings, store, source, prs, taxonomy, lang, use_llm=use_llm, progress=progress
+    )
     progress("building the report")
     report = build_report(
         name,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import commit, demo_services, new_repo
+from fakes.openai_api import FakeOpenAI, prdigest_answers
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
@@ -152,6 +153,22 @@ def test_a_period_without_prs_points_to_the_newest_cached_week(
     assert ("No merged PRs of acme-ml/trainer" if lang == "en" else "没有合入的 PR") in reply.text
     assert "2026-09-13" in reply.text  # the newest merge of the demo week
     assert (example or "`hot files 2026-W37`") in reply.text
+
+
+def test_explain_shows_the_llms_analysis_when_one_is_configured(demo_store: Store) -> None:
+    with FakeOpenAI(responder=prdigest_answers) as fake:
+        env = {
+            "PRDIGEST_LLM_BASE_URL": fake.url,
+            "PRDIGEST_LLM_MODEL": "fake-model",
+            "PRDIGEST_LLM_API_KEY": fake.key,
+        }
+        svc = demo_services(load_settings(env=env), demo_store)
+        reply = handle("explain #4131", CONSOLE, svc)
+        again = handle("explain #4131", CONSOLE, svc)
+    assert reply.analysis is not None and reply.analysis.engine == "llm"
+    assert "Change 4131 in one line" in reply.text  # as the weekly report would show it
+    assert {r.label for r in reply.analysis.risks} >= {"unresolved_threads"}  # the rules' facts stay
+    assert again.text == reply.text and fake.calls == 1  # analysed once, then read from the cache
 
 
 def test_explain_fetches_an_uncached_pr_from_the_clone(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Scope, resolve, text_reply
 from prdigest.i18n import risk_name, texts
 from prdigest.models import PRAnalysis, PullRequest, zone
-from prdigest.pipeline import analyse_prs
+from prdigest.pipeline import analyse
 from prdigest.render.markdown import escape
 
 MAX_FILES = 15
@@ -29,7 +29,9 @@ def explain(cmd: Command, ctx: Context, svc: Services) -> Reply:
         text = t["explain_not_found"].format(number=args.number, repo=scope.repo, where=", ".join(looked))
         return text_reply("text", scope.lang, text, repo=scope.repo)
     taxonomy = svc.settings.repo(scope.repo).taxonomy
-    analysis = analyse_prs(svc.store, [pr], taxonomy, scope.lang)[args.number]
+    # The same analysis the report shows: the LLM's where one is configured, else the rules'.
+    analyses, _ = analyse(svc.settings, svc.store, svc.source_for(scope.repo), [pr], taxonomy, scope.lang)
+    analysis = analyses[args.number]
     title = t["explain_title"].format(number=pr.number, title=pr.title)
     return text_reply(
         "explain",
