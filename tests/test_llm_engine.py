@@ -270,6 +270,28 @@ def test_output_invalid_twice_leaves_the_rules_analysis(store: Store, serve) -> 
     assert next(p for p in report.prs if p.number == bad) == next(p for p in rules.prs if p.number == bad)
 
 
+def test_a_pr_that_failed_within_the_hour_is_not_asked_again(store: Store, serve) -> None:
+    bad = 4110
+
+    def answers(request: Request) -> str:
+        if "<untrusted_pr_data>" in request.user and pr_number(request) == bad:
+            return "{not json at all"
+        return prdigest_answers(request)
+
+    fake = serve(responder=answers)
+    report_with_llm(store, settings(fake))
+    asked = len(fake.requests)
+    # A chat command rebuilding the report right after: nothing sent, the rules analysis stands.
+    again, engine = report_with_llm(store, settings(fake))
+    assert len(fake.requests) == asked
+    assert again.stats.engines == {"llm": 29, "rules": 1} and engine.usage().fallback == 1
+    # An hour later it is asked again.
+    with store.writing() as db:
+        db.execute("update llm_calls set created_at = '2000-01-01T00:00:00+00:00'")
+    report_with_llm(store, settings(fake))
+    assert [pr_number(r) for r in fake.requests[asked:]] == [bad, bad]  # the answer and one repair
+
+
 def assert_rules_report(store: Store, report: Report, engine: LLMEngine) -> None:
     usage = engine.usage()
     assert usage.fallback == 30 and usage.narrative == "rules"

@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
@@ -75,6 +76,7 @@ LANGS = ("zh", "en")
 MAX_TEXT = 1500  # characters of any one text an LLM returns
 MAX_ITEMS = 8  # items of any one list an LLM returns
 MAX_THEMES = 5
+RETRY_FAILED_AFTER = timedelta(hours=1)  # a PR's invalid or timed-out analysis is not asked again sooner
 REPLY_ECHO = 4000  # characters of an invalid reply sent back with the repair request
 
 
@@ -936,6 +938,19 @@ class LLMEngine:
                 self._count("cached")
             else:
                 todo.append(pr)
+        # A PR whose output stayed invalid, or that timed out, within the hour falls back at once:
+        # chat commands rebuild reports, and must neither wait for it nor pay for it again.
+        failed = llm_log.recent_failures(
+            self.store,
+            [pr.uid for pr in todo],
+            self.settings.model,
+            version,
+            datetime.now(UTC) - RETRY_FAILED_AFTER,
+        )
+        for pr in [pr for pr in todo if pr.uid in failed]:
+            todo.remove(pr)
+            out[pr.number] = rules[pr.number]
+            self._count("fallback")
         diff = _serialised(diff_loader)
         with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="prdigest-llm") as pool:
             done = pool.map(

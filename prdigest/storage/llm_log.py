@@ -81,6 +81,24 @@ def put_output(store: Store, key: str, purpose: str, model: str, prompt_version:
         db["llm_outputs"].upsert(row, pk="key")
 
 
+def recent_failures(
+    store: Store, subjects: list[str], model: str, prompt_version: str, since: datetime
+) -> set[str]:
+    """The subjects whose last analysis request since ``since`` (same model and prompt) ended in
+    invalid output or a timeout."""
+    if not subjects:
+        return set()
+    marks = ", ".join("?" * len(subjects))
+    with store._locked() as db:
+        rows = db.query(
+            "select subject, outcome from llm_calls where id in (select max(id) from llm_calls "
+            f"where purpose = 'analyse_pr' and model = ? and prompt_version = ? and created_at >= ? "
+            f"and subject in ({marks}) group by subject)",
+            [model, prompt_version, since.isoformat(), *subjects],
+        )
+        return {row["subject"] for row in rows if row["outcome"] in ("invalid", "timeout")}
+
+
 def known_rung(store: Store, endpoint: str, model: str) -> str | None:
     """The rung of the structured-output ladder this endpoint and model last accepted."""
     with store._locked() as db:
