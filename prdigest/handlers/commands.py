@@ -27,7 +27,7 @@ MAX_MESSAGE_CHARS = 2000
 _MENTION = re.compile(r"^\s*(?:<at\b[^>]*>.*?</at>|<@[A-Z0-9]+(?:\|[^>]*)?>|@\S+)\s*", re.I | re.S)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # A period said before the command ("上周风险", "last week top 3") moves behind it.
-_PERIOD_FIRST = re.compile(r"^(本周|这周|上周|last week|this week)\s*(?:'s\b)?\s*(.+)$", re.I | re.S)
+_PERIOD_FIRST = re.compile(r"^(本周|这周|上周|last week\b|this week\b)(?:'s\b)?\s*(.+)$", re.I | re.S)
 # A short Chinese question that names what a command shows ("本周有什么风险？", "上周谁是主要作者"):
 # that command, with the period the question names.
 _ZH_TOPICS = (("风险", "risks"), ("热点", "hot"), ("作者", "authors"), ("重点", "top"), ("周报", "report"))
@@ -98,23 +98,32 @@ def parse(text: str) -> Command:
     text = clean(text)
     if not text or text.lower().strip(" !！.。?？~") in _GREETINGS:
         return Command(name="help", lang=detect_lang(text))
-    said_in_zh = False  # a Chinese period before an English command word ("上周 top 3"): answer in Chinese
     if match := _PERIOD_FIRST.match(text):
-        text = f"{match.group(2)} {match.group(1)}"
-        said_in_zh = detect_lang(match.group(1)) == "zh"
+        moved = _command(f"{match.group(2)} {match.group(1)}")
+        if moved is not None:
+            # A Chinese period before an English command word ("上周 top 3"): the answer is in Chinese.
+            return moved.model_copy(update={"lang": "zh"}) if detect_lang(match.group(1)) == "zh" else moved
+    if (found := _command(text)) is not None:
+        return found
     lowered = text.lower()
-    for word, c, lang in _words():
-        if lowered.startswith(word):
-            rest = text[len(word) :]
-            # English words end at a word boundary; Chinese ones may run into their argument ("解释#3128").
-            if lang == "zh" or not rest or not (rest[0].isalnum() or rest[0] == "_"):
-                return Command(name=c.name, args=rest.strip(" :：,，"), lang="zh" if said_in_zh else lang)
     near = _closest(lowered)
     if near is not None:
         return Command(name="help", args=text, lang=detect_lang(text), suggestion=near)
     if (topic := _zh_topic(text)) is not None:
         return topic
     return Command(name="ask", args=text, lang=detect_lang(text))
+
+
+def _command(text: str) -> Command | None:
+    """The command whose word starts the text, with the rest as its arguments."""
+    lowered = text.lower()
+    for word, c, lang in _words():
+        if lowered.startswith(word):
+            rest = text[len(word) :]
+            # English words end at a word boundary; Chinese ones may run into their argument ("解释#3128").
+            if lang == "zh" or not rest or not (rest[0].isalnum() or rest[0] == "_"):
+                return Command(name=c.name, args=rest.strip(" :：,，"), lang=lang)
+    return None
 
 
 def _zh_topic(text: str) -> Command | None:

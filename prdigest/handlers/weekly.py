@@ -46,12 +46,11 @@ def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
         text = w.t["prs_none"].format(repo=scope.repo, period=w.period)
         newest = svc.store.newest_merge(scope.repo)
         if newest is not None and not window.contains(newest):
-            year, week, _ = newest.astimezone(zone(scope.tz)).isocalendar()
+            local = newest.astimezone(zone(scope.tz))
+            year, week, _ = local.isocalendar()
             words = spec(cmd.name).zh if scope.lang == "zh" else spec(cmd.name).en
             example = f"{words[0]} {year}-W{week:02d}"
-            text += " " + w.t["newest_hint"].format(
-                date=f"{newest.astimezone(zone(scope.tz)):%Y-%m-%d}", example=example
-            )
+            text += " " + w.t["newest_hint"].format(date=f"{local:%Y-%m-%d}", example=example)
         raise Answer(text_reply("text", scope.lang, text, repo=scope.repo))
     return w
 
