@@ -136,6 +136,37 @@ def test_not_fired_when_the_data_says_no() -> None:
     assert "rename" not in str(labels(make("docs: rename the Agentic Env page")))
 
 
+@pytest.mark.parametrize(
+    ("line", "fires"),
+    [
+        ("result = eval(expr)", True),
+        ("exec (code)", True),
+        ("medieval(x)", False),
+        ("obj = pickle.load(f)", True),
+        ("run(cmd, SHELL=true)", True),
+        ("os.system(cmd)", True),
+        ("cfg = yaml.load(f)", True),
+        ("cfg = yaml.load(f, Loader=yaml.SafeLoader)", False),
+        ("sd = torch.load(path)", True),
+        ("sd = torch.load(path, weights_only=True)", False),
+        ("requests.get(url, verify=False)", True),
+        ('API_KEY = "sk-123456789"', True),
+        ('token = "abc"', False),  # too short to be a credential
+        ("max_tokens = 4096", False),
+    ],
+)
+def test_security_sensitive_code_in_the_diff(line: str, fires: bool) -> None:
+    pr = make("chore: tidy", [("a.py", 1, 0)], diff_excerpt=f"+    {line}")
+    assert ("security_sensitive" in labels(pr)) is fires
+
+
+def test_the_first_security_hit_in_the_diff_is_quoted() -> None:
+    diff = "+    a = 1\n+    obj = pickle.loads(blob)\n+    out = eval(text)"
+    risks = rules.analyse(make("chore: x", diff_excerpt=diff), MEGATRON, "en").risks
+    risk = next(r for r in risks if r.label == "security_sensitive")
+    assert "pickle.loads(blob)" in risk.evidence and "eval" not in risk.evidence
+
+
 def test_scores_are_bounded_and_explained() -> None:
     big = make(
         "feat(sync): new transport",
