@@ -154,14 +154,24 @@ def test_a_start_an_hour_after_the_fire_posts_once_and_the_cron_run_then_nothing
     assert [key for _, key, _ in chat.posted] == [f"prdigest:{sub.id}:2026-W37"]
 
 
+def far_from_now() -> tuple[dict[str, str], datetime]:
+    """A weekly UTC schedule whose real fires are days away from now, and its fire in the week after
+    the demo week. APScheduler keeps real time: a real fire within the grace before now would run
+    besides the late one the test makes (on a Monday morning, a fixed Monday 09:30 would)."""
+    at = (datetime.now(UTC) + timedelta(days=3)).replace(second=0, microsecond=0)
+    fire = datetime(2026, 9, 14, at.hour, at.minute, tzinfo=UTC) + timedelta(days=at.weekday())  # a Monday
+    return {"day": WEEKDAYS[at.weekday()], "time": f"{at:%H:%M}", "tz": "UTC"}, fire
+
+
 @pytest.mark.parametrize(("late", "event", "posts"), [(1, EVENT_JOB_EXECUTED, 1), (7, EVENT_JOB_MISSED, 0)])
 def test_a_cron_job_woken_late_runs_once_within_the_grace_and_not_after(
     store: Store, late: int, event: int, posts: int
 ) -> None:
-    sub = subscribe(store)
+    schedule, fire = far_from_now()
+    sub = subscribe(store, **schedule)
     chat = Chat()
     scheduler = WeeklyScheduler(
-        settings(), store, {"slack": chat}, clock=lambda: FIRE + timedelta(hours=late)
+        settings(), store, {"slack": chat}, clock=lambda: fire + timedelta(hours=late)
     )
     seen: list[int] = []
     done = threading.Event()
