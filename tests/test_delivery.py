@@ -213,7 +213,7 @@ def test_a_week_held_by_a_dead_worker_is_retried_when_its_claim_runs_out(store: 
         platform="slack", chat_id="C9", repo=DEMO.repo, tz="UTC", day=WEEKDAYS[fired.weekday()],
         time=f"{fired:%H:%M}",
     ))  # fmt: skip
-    key = delivery_key(sub, Window.last_complete_week(now, sub.tz))
+    key = delivery_key(sub, Window.last_complete_week(fired, sub.tz))  # the week before the fire
     claim(store, key, sub.id, "week", "host:4242", LEASE)  # a process that died just before a quick restart
     slack = Recorder()
     scheduler = WeeklyScheduler(settings(), store, {"slack": slack}, clock=lambda: now)
