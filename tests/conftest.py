@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# The render tests' shared fixtures (a week of each size, the demo week) live beside their helpers.
+pytest_plugins = ["test_render_support"]
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MILES_DATA = SHARED / "data" / "radixark__miles__2026-08-10.json"
 REPLAY = SHARED / "tools" / "replay_history.py"

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from test_render_support import LANGS, demo_report, hostile_report, scaled_prs, week_report
+from test_render_support import demo_report, hostile_report, scaled_prs, week_report
 
 from prdigest.i18n import texts
 from prdigest.models import Report
@@ -41,11 +41,6 @@ CHROMIUM_FLAGS = (
 )
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 DESKTOP = {"width": 1280, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
-
-
-@pytest.fixture(scope="module", params=LANGS)
-def demo(request: pytest.FixtureRequest) -> Report:
-    return demo_report(request.param)
 
 
 def _h2(page: str) -> list[str]:

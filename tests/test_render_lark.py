@@ -6,13 +6,10 @@ import json
 
 import pytest
 from test_render_support import (
-    LANGS,
     REPORT_URL,
-    SIZES,
     check_lark_card,
     demo_report,
     lark_elements,
-    scaled_prs,
     week_report,
 )
 
@@ -20,19 +17,6 @@ from prdigest.i18n import texts
 from prdigest.models import Report
 from prdigest.render.lark import BODY_LIMIT, lark_request_body_bytes, render_lark_card
 from prdigest.render.views import ActionValue, key_prs
-
-
-@pytest.fixture(
-    scope="module", params=[(n, lang) for n in SIZES for lang in LANGS], ids=lambda p: f"{p[0]}-{p[1]}"
-)
-def week(request: pytest.FixtureRequest) -> Report:
-    count, lang = request.param
-    return week_report(scaled_prs(count), lang)
-
-
-@pytest.fixture(scope="module", params=LANGS)
-def demo(request: pytest.FixtureRequest) -> Report:
-    return demo_report(request.param)
 
 
 def _buttons(card: dict) -> list[dict]:

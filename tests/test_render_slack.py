@@ -6,33 +6,16 @@ import json
 
 import pytest
 from test_render_support import (
-    LANGS,
     REPORT_URL,
-    SIZES,
     check_slack_message,
     demo_report,
-    scaled_prs,
     slack_texts,
-    week_report,
 )
 
 from prdigest.i18n import texts
 from prdigest.models import Report
 from prdigest.render.slack import render_slack_message
 from prdigest.render.views import ActionValue, key_prs
-
-
-@pytest.fixture(
-    scope="module", params=[(n, lang) for n in SIZES for lang in LANGS], ids=lambda p: f"{p[0]}-{p[1]}"
-)
-def week(request: pytest.FixtureRequest) -> Report:
-    count, lang = request.param
-    return week_report(scaled_prs(count), lang)
-
-
-@pytest.fixture(scope="module", params=LANGS)
-def demo(request: pytest.FixtureRequest) -> Report:
-    return demo_report(request.param)
 
 
 def _buttons(message: dict) -> list[dict]:

@@ -12,6 +12,7 @@ import json
 import re
 from datetime import timedelta
 
+import pytest
 from slack_sdk.models.blocks import Block
 
 from prdigest.analysis import rules
@@ -111,6 +112,24 @@ def week_report(prs: list[PullRequest], lang: str, *, history: bool = True) -> R
 
 def demo_report(lang: str) -> Report:
     return week_report(demo_source().prs, lang)
+
+
+# Fixtures the render tests share (each imports the ones it uses).
+
+
+@pytest.fixture(
+    scope="module", params=[(n, lang) for n in SIZES for lang in LANGS], ids=lambda p: f"{p[0]}-{p[1]}"
+)
+def week(request: pytest.FixtureRequest) -> Report:
+    """A generated week of each size, in each language."""
+    count, lang = request.param
+    return week_report(scaled_prs(count), lang)
+
+
+@pytest.fixture(scope="module", params=LANGS)
+def demo(request: pytest.FixtureRequest) -> Report:
+    """The demo week's report, in each language."""
+    return demo_report(request.param)
 
 
 def hostile_report(lang: str) -> Report:
