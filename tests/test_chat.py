@@ -13,8 +13,8 @@ from fakes.openai_api import FakeOpenAI, prdigest_answers
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.handlers.commands import detect_lang, parse
-from prdigest.i18n import texts
+from prdigest.handlers.commands import parse
+from prdigest.i18n import detect_lang, texts
 from prdigest.models import Window
 from prdigest.pipeline import source_factory
 from prdigest.render.markdown import escape

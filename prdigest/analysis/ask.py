@@ -37,7 +37,7 @@ from prdigest.analysis.llm import (
 )
 from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.rules import clean_body, summary_line
-from prdigest.i18n import LANGUAGES, texts
+from prdigest.i18n import LANGUAGES, detect_lang, texts
 from prdigest.models import PullRequest, Window
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_log
@@ -49,7 +49,6 @@ SEARCH_LIMIT = 200  # full-text hits read before the window filter
 SHOWN = 5  # best matches the rules answer lists
 
 _CITATION = re.compile(r"#(\d+)\b")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 class Answer(BaseModel):
@@ -117,7 +116,7 @@ def ask(
 def unsearchable(question: str) -> bool:
     """A question the full-text index cannot answer: it names no topic, or is in Chinese (PR text
     mostly is not)."""
-    return not search_terms(question) or bool(_CJK.search(question))
+    return not search_terms(question) or detect_lang(question) == "zh"
 
 
 def find_candidates(store: Store, question: str, repo: str, window: Window | None) -> list[PullRequest]:

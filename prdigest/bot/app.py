@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from prdigest.handlers import Context, Reply, Services, handle
-from prdigest.i18n import texts
+from prdigest.i18n import detect_lang, texts
 from prdigest.render.views import ActionValue
 from prdigest.storage import Store
 
@@ -109,7 +109,7 @@ class BotCore:
     ) -> None:
         timer = None
         if notice is not None:
-            lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in inbound.text or "") else "en"
+            lang = detect_lang(inbound.text or "")
             timer = threading.Timer(self.notice_after, _safely, args=(notice, WORKING[lang]))
             timer.daemon = True
             timer.start()

@@ -39,7 +39,7 @@ from prdigest.bot.payloads import slack_payload
 from prdigest.config import Settings
 from prdigest.errors import ConfigError, PrdigestError
 from prdigest.handlers import Reply
-from prdigest.handlers.commands import detect_lang
+from prdigest.i18n import detect_lang
 from prdigest.models import Report
 from prdigest.render.markdown import title
 from prdigest.render.slack import render_slack_message

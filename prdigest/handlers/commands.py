@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from prdigest.i18n import detect_lang
+
 if TYPE_CHECKING:
     from prdigest.handlers.context import Context, Services
     from prdigest.handlers.replies import Reply
@@ -25,7 +27,6 @@ Handler = Callable[["Command", "Context", "Services"], "Reply"]
 
 MAX_MESSAGE_CHARS = 2000
 _MENTION = re.compile(r"^\s*(?:<at\b[^>]*>.*?</at>|<@[A-Z0-9]+(?:\|[^>]*)?>|@\S+)\s*", re.I | re.S)
-_CJK = re.compile(r"[\u3400-\u9fff]")
 # A period said before the command ("上周风险", "last week top 3") moves behind it.
 _PERIOD_FIRST = re.compile(r"^(本周|这周|上周|last week\b|this week\b)(?:'s\b)?\s*(.+)$", re.I | re.S)
 # A short Chinese question that names what a command shows ("本周有什么风险？", "上周谁是主要作者"):
@@ -70,10 +71,6 @@ def command(
 
 def spec(name: str) -> CommandSpec:
     return next(c for c in COMMANDS if c.name == name)
-
-
-def detect_lang(text: str) -> Lang:
-    return "zh" if _CJK.search(text) else "en"
 
 
 def clean(text: str) -> str:

@@ -6,13 +6,23 @@ Each module holds the texts of one part (report, cards, chat) as ``TEXT[lang]``;
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from functools import cache
+from typing import Literal
 
 from prdigest.i18n import cards, chat, report
 from prdigest.i18n.report import RISK_NAMES
 
 LANGUAGES = ("zh", "en")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def detect_lang(text: str) -> Literal["zh", "en"]:
+    """The language a message is in: Chinese as soon as it holds a CJK character."""
+    return "zh" if _CJK.search(text) else "en"
+
+
 _PARTS = (report.TEXT, cards.TEXT, chat.TEXT)
 
 
