@@ -156,6 +156,17 @@ class PRAnalysis(_Model):
     version: str = ""
 
 
+def is_iso_week(since: date, until: date) -> bool:
+    """Whether since..until is one Monday-to-Sunday week."""
+    return since.isoweekday() == 1 and (until - since).days == 6
+
+
+def iso_week_label(day: date) -> str:
+    """The ISO week a day falls in, as commands and delivery keys write it: 2026-W37."""
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
 class Window(_Model):
     """Whole days in a timezone, both dates inclusive."""
 

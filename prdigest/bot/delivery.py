@@ -22,7 +22,7 @@ from rich.console import Console
 
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import Report, Subscription, Window, iso_week_label
 from prdigest.pipeline import Source, make_report, source_factory
 from prdigest.render.markdown import render_markdown
 from prdigest.storage import Store
@@ -69,13 +69,8 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def week_label(window: Window) -> str:
-    year, week, _ = window.since.isocalendar()
-    return f"{year}-W{week:02d}"
-
-
 def delivery_key(sub: Subscription, window: Window) -> str:
-    return f"prdigest:{sub.id}:{week_label(window)}"
+    return f"prdigest:{sub.id}:{iso_week_label(window.since)}"
 
 
 def deliver_subscription(
@@ -105,7 +100,7 @@ def deliver_subscription(
         deliverer.update_report(sub.chat_id, done.message_id, report, report_url)
         return Outcome(key, "updated", done.message_id, report)
     try:
-        before = claim(store, key, sub.id, week_label(window), worker or worker_id(), LEASE)
+        before = claim(store, key, sub.id, iso_week_label(window.since), worker or worker_id(), LEASE)
     except Busy as busy:
         if busy.row.status != "claimed":
             return Outcome(key, "already", busy.row.message_id)

@@ -47,7 +47,7 @@ from prdigest.bot.web import WSGIApp, read_body, respond
 from prdigest.config import Settings
 from prdigest.errors import ConfigError, PrdigestError
 from prdigest.handlers import Reply
-from prdigest.models import Report
+from prdigest.models import Report, is_iso_week, iso_week_label
 from prdigest.render.lark import render_lark_card
 from prdigest.render.markdown import render_markdown
 
@@ -466,10 +466,8 @@ def idempotency_key(key: str) -> str:
 
 def report_file_name(report: Report) -> str:
     """E.g. acme-ml-trainer-2026-W37.md; a window that is not one ISO week is named by its dates."""
-    window = report.window
-    year, week, weekday = window.since.isocalendar()
-    span = (window.until - window.since).days
-    label = f"{year}-W{week:02d}" if weekday == 1 and span == 6 else f"{window.since}_{window.until}"
+    since, until = report.window.since, report.window.until
+    label = iso_week_label(since) if is_iso_week(since, until) else f"{since}_{until}"
     return f"{report.repo.replace('/', '-')}-{label}.md"
 
 

@@ -18,7 +18,7 @@ from prdigest.handlers.scope import (
     window_of,
 )
 from prdigest.i18n import texts
-from prdigest.models import Report, ReportPR, zone
+from prdigest.models import Report, ReportPR, iso_week_label, zone
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5
@@ -47,9 +47,8 @@ def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
         newest = svc.store.newest_merge(scope.repo)
         if newest is not None and not window.contains(newest):
             local = newest.astimezone(zone(scope.tz))
-            year, week, _ = local.isocalendar()
             words = spec(cmd.name).zh if scope.lang == "zh" else spec(cmd.name).en
-            example = f"{words[0]} {year}-W{week:02d}"
+            example = f"{words[0]} {iso_week_label(local.date())}"
             text += " " + w.t["newest_hint"].format(date=f"{local:%Y-%m-%d}", example=example)
         raise Answer(text_reply("text", scope.lang, text, repo=scope.repo))
     return w

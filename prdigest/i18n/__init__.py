@@ -13,6 +13,7 @@ from typing import Literal
 
 from prdigest.i18n import cards, chat, report
 from prdigest.i18n.report import RISK_NAMES
+from prdigest.models import is_iso_week
 
 LANGUAGES = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -43,13 +44,9 @@ _PERIOD_WORDS = {
 }  # fmt: skip
 
 
-def is_week(since: date, until: date) -> bool:
-    return since.isoweekday() == 1 and (until - since).days == 6
-
-
 def report_texts(lang: str, since: date, until: date) -> dict[str, str]:
     """The texts of a report of ``since``..``until``."""
-    return texts(lang) if is_week(since, until) else _period_texts(lang)
+    return texts(lang) if is_iso_week(since, until) else _period_texts(lang)
 
 
 @cache

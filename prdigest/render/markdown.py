@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from prdigest.i18n import is_week, report_texts, risk_name, texts
-from prdigest.models import Report
+from prdigest.i18n import report_texts, risk_name, texts
+from prdigest.models import Report, is_iso_week
 from prdigest.render.sanitize import clean, defuse
 
 
@@ -21,7 +21,7 @@ def title(report: Report) -> str:
     t = texts(report.lang)
     since, until = report.window.since, report.window.until
     year, week, _ = since.isocalendar()
-    if is_week(since, until):
+    if is_iso_week(since, until):
         return t["title_week"].format(repo=report.repo, year=year, week=week, since=since, until=until)
     return t["title"].format(repo=report.repo, since=since, until=until)
 
