@@ -947,10 +947,11 @@ class LLMEngine:
             version,
             datetime.now(UTC) - RETRY_FAILED_AFTER,
         )
-        for pr in [pr for pr in todo if pr.uid in failed]:
-            todo.remove(pr)
-            out[pr.number] = rules[pr.number]
-            self._count("fallback")
+        for pr in todo:
+            if pr.uid in failed:
+                out[pr.number] = rules[pr.number]
+                self._count("fallback")
+        todo = [pr for pr in todo if pr.uid not in failed]
         diff = _serialised(diff_loader)
         with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="prdigest-llm") as pool:
             done = pool.map(
