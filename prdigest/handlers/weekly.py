@@ -44,9 +44,9 @@ def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
     w = Week(args, scope, week_report(svc, scope, window), texts(scope.lang), period_text(window, scope.lang))
     if not w.report.prs:
         text = w.t["prs_none"].format(repo=scope.repo, period=w.period)
-        newest = svc.store.newest_merge(scope.repo)
-        if newest is not None and not window.contains(newest):
-            local = newest.astimezone(zone(scope.tz))
+        newest = svc.store.newest_prs(scope.repo, limit=1)
+        if newest and not window.contains(newest[0].merged_at):
+            local = newest[0].merged_at.astimezone(zone(scope.tz))
             words = spec(cmd.name).zh if scope.lang == "zh" else spec(cmd.name).en
             example = f"{words[0]} {iso_week_label(local.date())}"
             text += " " + w.t["newest_hint"].format(date=f"{local:%Y-%m-%d}", example=example)

@@ -171,14 +171,6 @@ class Store:
             rows = list(db.query("select data from prs where repo = ? and number = ?", [repo, number]))
         return PullRequest.model_validate_json(rows[0]["data"]) if rows else None
 
-    def newest_merge(self, repo: str) -> datetime | None:
-        """When the newest cached PR (not a direct push) of ``repo`` was merged."""
-        with self._locked() as db:
-            rows = list(
-                db.query("select max(merged_at) as m from prs where repo = ? and number is not null", [repo])
-            )
-        return datetime.fromisoformat(rows[0]["m"]) if rows and rows[0]["m"] else None
-
     def newest_prs(self, repo: str, window: Window | None = None, limit: int = 40) -> list[PullRequest]:
         """The newest PRs (not direct pushes) of ``repo``, merged in ``window`` when given; newest first."""
         sql = "select data from prs where repo = ? and number is not null"
