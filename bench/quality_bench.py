@@ -1,0 +1,269 @@
+"""Report-quality benchmark: the report of each labelled real week scored against a maintainer's labels.
+
+    python bench/quality_bench.py [--shared ../shared] [--clone PATH] [--lang zh] [--llm-replay] [-v]
+
+For every labels file in `<shared>/data/labels/` (the format is defined in its SPEC.md) the
+report of that week is built from the real history (a clone of the miles bundle) and scored.
+Printed per week (`name_<since>=value`) and as the mean over the weeks (`name=value`):
+
+  risk_precision, risk_recall  the six judgement labels, PR by PR, micro-averaged over the week
+  key_recall     the share of the labelled key PRs among the report's top K by importance (K = their number)
+  spearman       rank correlation of labelled and reported importance over all PRs of the week
+  story_f1       B-cubed F1 of the report's themes against the labelled stories
+  risk_level_ok  1 where the week's risk level equals the label
+
+`--llm-replay` builds the weeks that have answers in `<shared>/data/llm_answers/` through the
+LLM engine, with a fake OpenAI server replaying those answers, and prints the same figures with
+the prefix `llm_`; `written_` figures score the answer files as written (the ceiling the
+pipeline must not fall below). `-v` lists each week's disagreements with the labels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from statistics import mean
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from prdigest.config import Settings, load_settings  # noqa: E402
+from prdigest.models import Report, Window  # noqa: E402
+from prdigest.pipeline import make_report  # noqa: E402
+from prdigest.sources.gitlog import GitSource  # noqa: E402
+from prdigest.storage import Store  # noqa: E402
+
+JUDGED = (
+    "config_breaking",
+    "tests_removed",
+    "security_sensitive",
+    "perf_regression",
+    "no_tests",
+    "dependency_change",
+)
+FIGURES = ("risk_precision", "risk_recall", "key_recall", "spearman", "story_f1", "risk_level_ok")
+
+
+@dataclass
+class Judged:
+    """What is scored of a report, or of answers as written: per PR risks and importance, themes, level."""
+
+    risks: dict[int, set[str]]
+    importance: dict[int, float]
+    themes: list[list[int]]
+    level: str | None
+
+
+def judged_report(report: Report) -> Judged:
+    return Judged(
+        risks={p.number: set(p.risks or []) & set(JUDGED) for p in report.prs},
+        importance={p.number: p.importance or 0.0 for p in report.prs},
+        themes=[list(t.prs) for t in report.themes],
+        level=report.risk_level,
+    )
+
+
+def ranks(values: list[float]) -> list[float]:
+    """Ranks from 1, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = mean(rx), mean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    var = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return cov / var if var else 0.0
+
+
+def bcubed_f1(themes: list[list[int]], stories: dict[int, str]) -> float:
+    """B-cubed F1 over the PRs in a story or a theme; a PR on one side only is a group of its own on the other."""
+    theme_of: dict[int, int] = {}
+    for i, prs in enumerate(themes):
+        for n in prs:
+            theme_of.setdefault(n, i)  # a PR in several themes counts in its first
+    items = set(theme_of) | set(stories)
+    if not items:
+        return 0.0
+    theme_key = {n: ("t", theme_of[n]) if n in theme_of else ("alone", n) for n in items}
+    story_key = {n: ("s", stories[n]) if n in stories else ("alone", n) for n in items}
+    precision = recall = 0.0
+    for n in items:
+        same_theme = [m for m in items if theme_key[m] == theme_key[n]]
+        same_story = [m for m in items if story_key[m] == story_key[n]]
+        precision += sum(story_key[m] == story_key[n] for m in same_theme) / len(same_theme)
+        recall += sum(theme_key[m] == theme_key[n] for m in same_story) / len(same_story)
+    p, r = precision / len(items), recall / len(items)
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def score(judged: Judged, labels: dict) -> tuple[dict[str, float], list[str]]:
+    """The figures of one week, and the disagreements behind them."""
+    tp = fp = fn = 0
+    notes: list[str] = []
+    labelled = {p["number"]: p for p in labels["prs"]}
+    for number, pr in labelled.items():
+        want = set(pr["risks"]) & set(JUDGED)
+        got = judged.risks.get(number, set())
+        tp += len(want & got)
+        fp += len(got - want)
+        fn += len(want - got)
+        for label in sorted(got - want):
+            notes.append(f"FP #{number} {label}: {pr['title'][:70]}")
+        for label in sorted(want - got):
+            notes.append(f"FN #{number} {label}: {pr['risks'][label][:110]}")
+    key = {n for n, p in labelled.items() if p["key"]}
+    top = sorted(labelled, key=lambda n: (-judged.importance.get(n, 0.0), n))[: len(key)]
+    notes += [f"key missed #{n} ({judged.importance.get(n, 0.0)}): {labelled[n]['title'][:70]}" for n in key - set(top)]
+    numbers = sorted(labelled)
+    stories = {n: p["story"] for n, p in labelled.items() if p["story"]}
+    figures = {
+        "risk_precision": tp / (tp + fp) if tp + fp else 1.0,
+        "risk_recall": tp / (tp + fn) if tp + fn else 1.0,
+        "key_recall": len(key & set(top)) / len(key) if key else 1.0,
+        "spearman": spearman([labelled[n]["importance"] for n in numbers], [judged.importance.get(n, 0.0) for n in numbers]),
+        "story_f1": bcubed_f1([[n for n in t if n in labelled] for t in judged.themes], stories),
+        "risk_level_ok": float(judged.level == labels["risk_level"]),
+    }
+    if judged.level != labels["risk_level"]:
+        notes.append(f"risk level {judged.level}, labelled {labels['risk_level']}")
+    return figures, notes
+
+
+def build(settings: Settings, clone: Path, labels: dict, lang: str, db: Path) -> Report:
+    window = Window(since=date.fromisoformat(labels["since"]), until=date.fromisoformat(labels["until"]), tz=labels["tz"])
+    store = Store(db)
+    try:
+        return make_report(settings, store, GitSource(clone, repo=labels["repo"]), window, lang=lang, save=False)
+    finally:
+        store.close()
+
+
+def report_weeks(
+    name: str,
+    weeks: Iterable[tuple[Path, dict]],
+    make: Callable[[dict], Judged],
+    verbose: bool,
+) -> None:
+    """Print each week's figures and the mean over the weeks, prefixed with ``name``."""
+    per_week: list[dict[str, float]] = []
+    for path, labels in weeks:
+        figures, notes = score(make(labels), labels)
+        per_week.append(figures)
+        for key in FIGURES:
+            print(f"{name}{key}_{labels['since']}={figures[key]:.2f}", flush=True)
+        if verbose:
+            print(f"# {path.name}", *(f"#   {note}" for note in notes), sep="\n", file=sys.stderr)
+    for key in FIGURES:
+        print(f"{name}{key}={mean(w[key] for w in per_week):.2f}", flush=True)
+
+
+def written(answers: Path, labels: dict) -> Judged:
+    """The answer files scored as written: their labels, scores and themes, the level from their labels."""
+    from prdigest.analysis.report import risk_level
+
+    risks: dict[int, set[str]] = {}
+    importance: dict[int, float] = {}
+    for p in labels["prs"]:
+        file = answers / f"pr-{p['number']}.json"
+        if file.exists():
+            data = json.loads(file.read_text())
+            risks[p["number"]] = {r["label"] for r in data.get("risks", [])} & set(JUDGED)
+            importance[p["number"]] = float(data.get("importance", 0))
+    narrative = json.loads((answers / "narrative.json").read_text())
+    counts: dict[str, int] = {}
+    for labels_of in risks.values():
+        for label in labels_of:
+            counts[label] = counts.get(label, 0) + 1
+    return Judged(risks, importance, [t["prs"] for t in narrative.get("themes", [])], risk_level(counts))
+
+
+_PR = re.compile(r"PR #(\d+):")
+
+
+def replay_responder(answers: Path):
+    """Answer each analysis request with the file of the PR it names, the narrative with its file."""
+
+    def respond(request) -> str:
+        if "<untrusted_pr_data>" in request.user:
+            match = _PR.search(request.user)
+            file = answers / f"pr-{match.group(1) if match else 0}.json"
+            if file.exists():
+                return file.read_text()
+            return json.dumps({"error": "no answer for this PR"})
+        return (answers / "narrative.json").read_text()
+
+    return respond
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--clone", type=Path, help="a clone of the bundle to reuse (made in a temp folder if absent)")
+    parser.add_argument("--lang", default="zh", choices=("zh", "en"))
+    parser.add_argument("--llm-replay", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    data = args.shared / "data"
+    weeks = [(p, json.loads(p.read_text())) for p in sorted((data / "labels").glob("*__*.json"))]
+    with tempfile.TemporaryDirectory(prefix="prdigest-quality-") as name:
+        tmp = Path(name)
+        clone = args.clone
+        if clone is None:
+            clone = tmp / "clone"
+            bundle = next(data.glob("*.bundle"))
+            subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
+        rules = load_settings(env={"PRDIGEST_DB": str(tmp / "unused.db")})
+        counter = iter(range(10_000))
+
+        def by_rules(labels: dict) -> Judged:
+            return judged_report(build(rules, clone, labels, args.lang, tmp / f"rules-{next(counter)}.db"))
+
+        report_weeks("", weeks, by_rules, args.verbose)
+        if args.llm_replay:
+            replay_llm(data, weeks, clone, tmp, args)
+
+
+def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: Path, tmp: Path, args) -> None:
+    from fakes.openai_api import KEY, FakeOpenAI
+
+    answered = [(p, w) for p, w in weeks if (data / "llm_answers" / p.stem).is_dir()]
+    for prefix, use_files in (("written_", True), ("llm_", False)):
+
+        def judge(labels: dict, use_files: bool = use_files) -> Judged:
+            answers = data / "llm_answers" / f"{labels['repo'].replace('/', '__')}__{labels['since']}"
+            if use_files:
+                return written(answers, labels)
+            with FakeOpenAI(responder=replay_responder(answers)) as fake:
+                env = {
+                    "PRDIGEST_DB": str(tmp / "unused.db"),
+                    "PRDIGEST_LLM_BASE_URL": fake.url,
+                    "PRDIGEST_LLM_API_KEY": KEY,
+                    "PRDIGEST_LLM_MODEL": "replay",
+                }
+                settings = load_settings(env=env)
+                return judged_report(build(settings, clone, labels, args.lang, tmp / f"llm-{labels['since']}.db"))
+
+        report_weeks(prefix, answered, judge, args.verbose)
+
+
+if __name__ == "__main__":
+    main()
