@@ -95,7 +95,7 @@ def spearman(xs: list[float], ys: list[float]) -> float:
 
 
 def bcubed_f1(themes: list[list[int]], stories: dict[int, str]) -> float:
-    """B-cubed F1 over the PRs in a story or a theme; a PR on one side only is a group of its own on the other."""
+    """B-cubed F1 over the PRs in a story or a theme; a PR on one side only is alone on the other."""
     theme_of: dict[int, int] = {}
     for i, prs in enumerate(themes):
         for n in prs:
@@ -132,14 +132,19 @@ def score(judged: Judged, labels: dict) -> tuple[dict[str, float], list[str]]:
             notes.append(f"FN #{number} {label}: {pr['risks'][label][:110]}")
     key = {n for n, p in labelled.items() if p["key"]}
     top = sorted(labelled, key=lambda n: (-judged.importance.get(n, 0.0), n))[: len(key)]
-    notes += [f"key missed #{n} ({judged.importance.get(n, 0.0)}): {labelled[n]['title'][:70]}" for n in key - set(top)]
+    notes += [
+        f"key missed #{n} ({judged.importance.get(n, 0.0)}): {labelled[n]['title'][:70]}"
+        for n in key - set(top)
+    ]
     numbers = sorted(labelled)
     stories = {n: p["story"] for n, p in labelled.items() if p["story"]}
     figures = {
         "risk_precision": tp / (tp + fp) if tp + fp else 1.0,
         "risk_recall": tp / (tp + fn) if tp + fn else 1.0,
         "key_recall": len(key & set(top)) / len(key) if key else 1.0,
-        "spearman": spearman([labelled[n]["importance"] for n in numbers], [judged.importance.get(n, 0.0) for n in numbers]),
+        "spearman": spearman(
+            [labelled[n]["importance"] for n in numbers], [judged.importance.get(n, 0.0) for n in numbers]
+        ),
         "story_f1": bcubed_f1([[n for n in t if n in labelled] for t in judged.themes], stories),
         "risk_level_ok": float(judged.level == labels["risk_level"]),
     }
@@ -149,10 +154,14 @@ def score(judged: Judged, labels: dict) -> tuple[dict[str, float], list[str]]:
 
 
 def build(settings: Settings, clone: Path, labels: dict, lang: str, db: Path) -> Report:
-    window = Window(since=date.fromisoformat(labels["since"]), until=date.fromisoformat(labels["until"]), tz=labels["tz"])
+    window = Window(
+        since=date.fromisoformat(labels["since"]), until=date.fromisoformat(labels["until"]), tz=labels["tz"]
+    )
     store = Store(db)
     try:
-        return make_report(settings, store, GitSource(clone, repo=labels["repo"]), window, lang=lang, save=False)
+        return make_report(
+            settings, store, GitSource(clone, repo=labels["repo"]), window, lang=lang, save=False
+        )
     finally:
         store.close()
 
@@ -178,22 +187,24 @@ def report_weeks(
 
 def written(answers: Path, labels: dict) -> Judged:
     """The answer files scored as written: their labels, scores and themes, the level from their labels."""
-    from prdigest.analysis.report import risk_level
+    from prdigest.analysis.risk_level import risk_level
+    from prdigest.models import RiskLabel
 
-    risks: dict[int, set[str]] = {}
+    risks: dict[int, list[RiskLabel]] = {}
     importance: dict[int, float] = {}
     for p in labels["prs"]:
         file = answers / f"pr-{p['number']}.json"
         if file.exists():
             data = json.loads(file.read_text())
-            risks[p["number"]] = {r["label"] for r in data.get("risks", [])} & set(JUDGED)
+            risks[p["number"]] = [RiskLabel.model_validate(r) for r in data.get("risks", [])]
             importance[p["number"]] = float(data.get("importance", 0))
     narrative = json.loads((answers / "narrative.json").read_text())
-    counts: dict[str, int] = {}
-    for labels_of in risks.values():
-        for label in labels_of:
-            counts[label] = counts.get(label, 0) + 1
-    return Judged(risks, importance, [t["prs"] for t in narrative.get("themes", [])], risk_level(counts))
+    return Judged(
+        risks={n: {r.label for r in found} & set(JUDGED) for n, found in risks.items()},
+        importance=importance,
+        themes=[t["prs"] for t in narrative.get("themes", [])],
+        level=risk_level(r for found in risks.values() for r in found),
+    )
 
 
 _PR = re.compile(r"PR #(\d+):")
@@ -215,9 +226,13 @@ def replay_responder(answers: Path):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
-    parser.add_argument("--clone", type=Path, help="a clone of the bundle to reuse (made in a temp folder if absent)")
+    parser.add_argument(
+        "--clone", type=Path, help="a clone of the bundle to reuse (made in a temp folder if absent)"
+    )
     parser.add_argument("--lang", default="zh", choices=("zh", "en"))
     parser.add_argument("--llm-replay", action="store_true")
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -260,7 +275,9 @@ def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: Path, tmp: Pat
                     "PRDIGEST_LLM_MODEL": "replay",
                 }
                 settings = load_settings(env=env)
-                return judged_report(build(settings, clone, labels, args.lang, tmp / f"llm-{labels['since']}.db"))
+                return judged_report(
+                    build(settings, clone, labels, args.lang, tmp / f"llm-{labels['since']}.db")
+                )
 
         report_weeks(prefix, answered, judge, args.verbose)
 

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from prdigest.analysis.risk_level import risk_level
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.taxonomy import is_ci, is_doc, is_test, module_of, parse_title
 from prdigest.config import ReportSettings, Taxonomy
@@ -77,7 +78,9 @@ def build_report(
         report.themes = build_themes(merged, analyses, taxonomy or Taxonomy(), t)
         report.risk_observations = build_observations(report, analyses, t, lang)
         report.recommendations = build_recommendations(report, by_number, t)
-        report.risk_level = risk_level(report.stats.risks)
+        report.risk_level = risk_level(
+            [r for p in merged if p.number in analyses for r in analyses[p.number].risks]
+        )
         report.summary = build_summary(report, t, lang)
     enforce_citations(report)
     return report
@@ -310,15 +313,6 @@ def build_recommendations(
         files = ", ".join(h.path for h in hot)
         recs.append(Recommendation(text=t["rec_hot_files"].format(files=files, prs=_cite(prs)), prs=prs))
     return recs
-
-
-def risk_level(risks: dict[str, int]) -> str:
-    """The week's risk level, for the card colour: any weighty label makes it high."""
-    if any(RISK_WEIGHT.get(label, 0) >= 4 for label in risks):
-        return "high"
-    if any(RISK_WEIGHT.get(label, 0) >= 3 for label in risks) or sum(risks.values()) >= 5:
-        return "medium"
-    return "low"
 
 
 def build_summary(report: Report, t: dict[str, str], lang: str) -> str:
