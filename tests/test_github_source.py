@@ -24,6 +24,7 @@ from fakes.github_api import (
 
 from prdigest.config import GithubSettings, load_settings
 from prdigest.models import PullRequest, Window
+from prdigest.sources.diffs import DIFF_LINES_PER_PR
 from prdigest.sources.github import (
     TOO_LARGE,
     ClientOptions,
@@ -605,7 +606,7 @@ def test_fetch_diff_is_one_capped_request_then_cached_for_good(
 ) -> None:
     pr = fake.repos[REPO].add(
         merged_at=WEEK.start + timedelta(days=2),
-        files=[FakeFile("core/engine.py", 250, 100, "MODIFIED"), FakeFile("new.py", 5, 0, "ADDED")],
+        files=[FakeFile("core/engine.py", 500, 200, "MODIFIED"), FakeFile("new.py", 5, 0, "ADDED")],
     )
     excerpt = client.fetch_diff(REPO, pr.number, store)
 
@@ -614,8 +615,8 @@ def test_fetch_diff_is_one_capped_request_then_cached_for_good(
     assert " context" not in lines and not any(
         line.startswith(("index ", "@@", "+++", "---")) for line in lines
     )
-    assert sum(line.startswith(("+", "-")) for line in lines) == 300
-    assert lines[-1] == "... (55 more changed lines)"
+    assert sum(line.startswith(("+", "-")) for line in lines) == DIFF_LINES_PER_PR
+    assert lines[-1] == f"... ({705 - DIFF_LINES_PER_PR} more changed lines)"
     assert client.requests == {"diff": 1}
     assert fake.counts == {f"GET /repos/{REPO}/pulls/{pr.number}": 1}
 

@@ -9,7 +9,8 @@ from conftest import commit, git, new_repo
 
 from prdigest.errors import SourceError
 from prdigest.models import Window
-from prdigest.sources.gitlog import DIFF_LINES_PER_PR, GitSource, identity
+from prdigest.sources.diffs import DIFF_LINES_PER_PR
+from prdigest.sources.gitlog import GitSource, identity
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
 

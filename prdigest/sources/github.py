@@ -29,7 +29,8 @@ from pydantic import ValidationError
 from prdigest.config import REPO_NAME, GithubSettings, Settings
 from prdigest.errors import SourceError
 from prdigest.models import ChecksState, Comment, FileChange, PullRequest, Review, ReviewThread, Window
-from prdigest.sources.gitlog import _REFERENCE, _excerpt
+from prdigest.sources.diffs import excerpt
+from prdigest.sources.gitlog import _REFERENCE
 from prdigest.storage import github_cache
 
 if TYPE_CHECKING:
@@ -404,7 +405,7 @@ class GitHubClient:
             raise GitHubNotFound(
                 f"{repo} has no pull request #{number}, or the token cannot read it"
             ) from None
-        return _excerpt(text) if text is not None else TOO_LARGE
+        return excerpt(text) if text is not None else TOO_LARGE
 
 
 # --- the source ---------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
+from prdigest.sources.diffs import excerpt
 
 # A commit's header fields; \x1e starts a commit, \x1f separates fields, -z ends it with NUL.
 _FORMAT = "%x1e%H%x1f%P%x1f%aN%x1f%aE%x1f%cI%x1f%B"  # %aN/%aE: the repository's .mailmap applies
@@ -29,8 +30,6 @@ _NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$"
 _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 # Evidence kept per PR: enough for an analysis to quote, small enough for the cache.
-DIFF_LINES_PER_PR = 300
-DIFF_LINE_CHARS = 200
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -189,7 +188,7 @@ class GitSource:
         for chunk in self._log(*patch_args, *filters, self.ref):
             sha, _, patch = chunk.partition("\n")
             if wanted is None or sha in wanted:
-                excerpts[sha] = _excerpt(patch)
+                excerpts[sha] = excerpt(patch)
         return excerpts
 
     def _authors(self, shas: list[str]) -> dict[str, tuple[str, str]]:
@@ -297,26 +296,3 @@ def _parse_changes(tokens: list[str]) -> list[FileChange]:
             )
         )
     return files
-
-
-def _excerpt(patch: str) -> str:
-    kept: list[str] = []
-    changed = 0
-    in_header = False
-    for line in patch.splitlines():
-        if line.startswith("diff --git"):
-            in_header = True
-            if changed <= DIFF_LINES_PER_PR:
-                kept.append(line)
-        elif line.startswith("@@"):
-            in_header = False
-        elif in_header:
-            if line.startswith("Binary files"):
-                kept.append(line)
-        elif line.startswith(("+", "-")):
-            changed += 1
-            if changed <= DIFF_LINES_PER_PR:
-                kept.append(line[:DIFF_LINE_CHARS])
-    if changed > DIFF_LINES_PER_PR:
-        kept.append(f"... ({changed - DIFF_LINES_PER_PR} more changed lines)")
-    return "\n".join(kept)

@@ -1,0 +1,74 @@
+"""A PR's diff as the analysis sees it: added and removed lines under their file headers, capped.
+
+The cap goes to the files that matter first: code before build and CI files, then tests, docs last,
+so a PR whose docs come first in path order still shows its code (the rules read risks from it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prdigest.analysis.taxonomy import is_ci, is_doc, is_test
+
+DIFF_LINES_PER_PR = 600
+DIFF_LINE_CHARS = 200
+# Every file keeps up to this many lines before any file gets more, so one big file cannot hide the rest.
+FIRST_SHARE = 40
+
+
+@dataclass
+class _File:
+    header: str
+    path: str
+    binary: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+def _files(patch: str) -> list[_File]:
+    files: list[_File] = []
+    in_header = False
+    for line in patch.splitlines():
+        if line.startswith("diff --git"):
+            files.append(_File(header=line, path=line.rpartition(" b/")[2]))
+            in_header = True
+        elif line.startswith("@@"):
+            in_header = False
+        elif in_header:
+            if line.startswith("Binary files") and files:
+                files[-1].binary = line
+        elif line.startswith(("+", "-")) and files:
+            files[-1].lines.append(line[:DIFF_LINE_CHARS])
+    return files
+
+
+def _rank(path: str) -> int:
+    if is_doc(path):
+        return 3
+    if is_test(path):
+        return 2
+    return 1 if is_ci(path) else 0
+
+
+def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
+    """The patch's changed lines, at most ``limit``, the most telling files first."""
+    files = sorted(_files(patch), key=lambda f: _rank(f.path))
+    shown = {id(f): min(len(f.lines), FIRST_SHARE) for f in files}
+    left = limit - sum(shown.values())
+    if left < 0:  # more files than the first shares fit: fill in rank order
+        left = limit
+        for f in files:
+            shown[id(f)] = min(len(f.lines), left)
+            left -= shown[id(f)]
+    for f in files:
+        extra = min(len(f.lines) - shown[id(f)], left)
+        shown[id(f)] += extra
+        left -= extra
+    out: list[str] = []
+    for f in files:
+        if shown[id(f)] or f.binary or not f.lines:
+            out.append(f.header)
+            out += [f.binary] if f.binary else f.lines[: shown[id(f)]]
+    hidden = sum(len(f.lines) for f in files) - sum(shown.values())
+    if hidden:
+        out.append(f"... ({hidden} more changed lines)")
+    return "\n".join(out)
