@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from prdigest.analysis import rules
+from prdigest.analysis.facts import clean_body
 from prdigest.analysis.taxonomy import matches, parse_title, tags_for
 from prdigest.config import TagRule, Taxonomy
 from prdigest.models import ChecksState, FileChange, PullRequest, Review, ReviewThread
@@ -26,6 +27,11 @@ def make(title: str = "fix: x", files: list[tuple[str, int, int]] | None = None,
         kw.setdefault("additions", sum(a for _, a, _ in files))
         kw.setdefault("deletions", sum(d for _, _, d in files))
     return PullRequest(repo="a/b", number=7, title=title, author="ann", merged_at=NOW, files=changes, **kw)
+
+
+def diff(path: str, *lines: str) -> str:
+    """A diff excerpt as the sources write it: a file header, then its changed lines."""
+    return "\n".join([f"diff --git a/{path} b/{path}", *lines])
 
 
 def labels(pr: PullRequest, taxonomy: Taxonomy = MEGATRON) -> dict[str, str]:
@@ -76,16 +82,25 @@ def test_each_risk_label_fires_with_its_evidence_source() -> None:
         "large_low_review": (make("refactor: sync", [core], reviews=reviews, review_threads=[]), "reviews"),
         "fork_no_bot_review": (make("fix: x", [("a.py", 1, 1)], is_fork=True, reviews=reviews), "reviews"),
         "tests_removed": (
-            make("chore: drop", files=None, diff_excerpt="+@pytest.mark.skip(reason='flaky')"),
+            make(
+                "chore: drop",
+                files=None,
+                diff_excerpt=diff("tests/test_a.py", "+@pytest.mark.skip(reason='flaky')"),
+            ),
             "diff",
         ),
         "no_tests": (make("fix: crash", [("a.py", 3, 1)]), "paths"),
-        "dependency_change": (make("chore: bump", [("pyproject.toml", 1, 1)]), "paths"),
+        "dependency_change": (make("chore: bump", [("pyproject.toml", 1, 1)]), "paths"),  # no diff known
         "config_breaking": (
-            make("refactor: x", diff_excerpt="-  p.add_argument('--old-flag')\n+  x = 1"),
+            make(
+                "refactor: x", diff_excerpt=diff("pkg/cli.py", "-  p.add_argument('--old-flag')", "+  x = 1")
+            ),
             "diff",
         ),
-        "security_sensitive": (make("feat: load", diff_excerpt="+    state = pickle.loads(blob)"), "diff"),
+        "security_sensitive": (
+            make("feat: load", diff_excerpt=diff("pkg/io.py", "+    state = pickle.loads(blob)")),
+            "diff",
+        ),
         "perf_regression": (make("fix: x", body="Throughput drops 8% on H100 as measured."), "body"),
         "unresolved_threads": (
             make("fix: x", review_threads=[ReviewThread(is_resolved=False, body="why?")]),
@@ -131,7 +146,12 @@ def test_not_fired_when_the_data_says_no() -> None:
     assert "failing_checks" not in labels(make("fix: x", checks=ChecksState(state="SUCCESS")))
     tested = make("fix: crash", [("a.py", 3, 1), ("tests/test_a.py", 10, 0)])
     assert "no_tests" not in labels(tested)
-    safe = make("fix: x", diff_excerpt="-    proc = run(cmd, shell=True)\n+    proc = run(argv, shell=False)")
+    safe = make(
+        "fix: x",
+        diff_excerpt=diff(
+            "pkg/run.py", "-    proc = run(cmd, shell=True)", "+    proc = run(argv, shell=False)"
+        ),
+    )
     assert labels(safe)["security_sensitive"] == "diff"  # the removed call is the evidence, not the new one
     assert "rename" not in str(labels(make("docs: rename the Agentic Env page")))
 
@@ -140,10 +160,12 @@ def test_not_fired_when_the_data_says_no() -> None:
     ("line", "fires"),
     [
         ("result = eval(expr)", True),
-        ("exec (code)", True),
+        ("exec(code)", True),
+        ("sandbox.process.exec(cmd)", False),  # a method of another API
+        ("# Held-out eval (disjoint split)", False),  # a comment
         ("medieval(x)", False),
         ("obj = pickle.load(f)", True),
-        ("run(cmd, SHELL=true)", True),
+        ("run(cmd, shell=True)", True),
         ("os.system(cmd)", True),
         ("cfg = yaml.load(f)", True),
         ("cfg = yaml.load(f, Loader=yaml.SafeLoader)", False),
@@ -152,17 +174,19 @@ def test_not_fired_when_the_data_says_no() -> None:
         ("requests.get(url, verify=False)", True),
         ('API_KEY = "sk-123456789"', True),
         ('token = "abc"', False),  # too short to be a credential
+        ('eos_token = "<|endoftext|>"', False),  # a model's special token
+        ('PER_TOKEN_ACTIVATION = "1"', False),
         ("max_tokens = 4096", False),
     ],
 )
 def test_security_sensitive_code_in_the_diff(line: str, fires: bool) -> None:
-    pr = make("chore: tidy", [("a.py", 1, 0)], diff_excerpt=f"+    {line}")
+    pr = make("chore: tidy", [("pkg/a.py", 1, 0)], diff_excerpt=diff("pkg/a.py", f"+    {line}"))
     assert ("security_sensitive" in labels(pr)) is fires
 
 
 def test_the_first_security_hit_in_the_diff_is_quoted() -> None:
-    diff = "+    a = 1\n+    obj = pickle.loads(blob)\n+    out = eval(text)"
-    risks = rules.analyse(make("chore: x", diff_excerpt=diff), MEGATRON, "en").risks
+    excerpt = diff("pkg/a.py", "+    a = 1", "+    obj = pickle.loads(blob)", "+    out = eval(text)")
+    risks = rules.analyse(make("chore: x", diff_excerpt=excerpt), MEGATRON, "en").risks
     risk = next(r for r in risks if r.label == "security_sensitive")
     assert "pickle.loads(blob)" in risk.evidence and "eval" not in risk.evidence
 
@@ -184,7 +208,7 @@ def test_scores_are_bounded_and_explained() -> None:
 
 def test_clean_body_strips_template_boilerplate() -> None:
     body = "## Motivation\nFix the race.\n<!-- template -->\n## Checklist\n- [x] tests\n- [ ] docs\n"
-    assert rules.clean_body(body) == "Fix the race."
+    assert clean_body(body) == "Fix the race."
 
 
 def test_demo_week_risks_land_on_the_intended_prs() -> None:

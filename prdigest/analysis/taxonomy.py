@@ -128,6 +128,23 @@ DEPENDENCY_GLOBS = (
     "**/environment.yml",
     "Pipfile",
 )
+# Code that does not ship with the package: examples, scripts, tools, images, hidden tool folders.
+# Rules about the product (missing tests, public options) do not read these.
+SUPPORT_GLOBS = (
+    "examples/**",
+    "**/examples/**",
+    "example/**",
+    "scripts/**",
+    "tools/**",
+    "docker/**",
+    "benchmarks/**",
+    "bench/**",
+    "notebooks/**",
+    "recipes/**",
+    ".*/**",
+    "**/Dockerfile*",
+    "**/*.sh",
+)
 # Used when a repository names no core paths of its own.
 DEFAULT_CORE_GLOBS = (
     "**/core/**",
@@ -189,6 +206,10 @@ def is_doc(path: str) -> bool:
 
 def is_ci(path: str) -> bool:
     return matches(path, CI_GLOBS)
+
+
+def is_support(path: str) -> bool:
+    return matches(path, SUPPORT_GLOBS)
 
 
 def is_dependency(path: str) -> bool:

@@ -1,6 +1,6 @@
 """A PR's diff as the analysis sees it: added and removed lines under their file headers, capped.
 
-The cap goes to the files that matter first: code before build and CI files, then tests, docs last,
+The cap goes to the files that matter first: dependency manifests, code, CI files, then tests, docs last,
 so a PR whose docs come first in path order still shows its code (the rules read risks from it).
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prdigest.analysis.taxonomy import is_ci, is_doc, is_test
+from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_test
 
-DIFF_LINES_PER_PR = 600
+DIFF_LINES_PER_PR = 1000
 DIFF_LINE_CHARS = 200
 # Every file keeps up to this many lines before any file gets more, so one big file cannot hide the rest.
 FIRST_SHARE = 40
@@ -42,6 +42,8 @@ def _files(patch: str) -> list[_File]:
 
 
 def _rank(path: str) -> int:
+    if is_dependency(path):
+        return -1  # short and telling: what the PR asks to install
     if is_doc(path):
         return 3
     if is_test(path):

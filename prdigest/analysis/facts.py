@@ -1,0 +1,81 @@
+"""What the rules read from one PR, computed once: its paths by kind, its body, its diff by file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from prdigest.analysis.taxonomy import is_ci, is_core, is_doc, is_support, is_test, module_of
+from prdigest.config import Taxonomy
+from prdigest.models import PullRequest
+
+_TEMPLATE = re.compile(r"^\s*(#+\s.*|-\s*\[[ xX]?\]\s*.*|<!--.*?-->|\s*)$", re.M)
+
+
+@dataclass
+class FileDiff:
+    """One file's added and removed lines (without their +/-), as far as the excerpt shows them."""
+
+    path: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Facts:
+    churn: int
+    paths: list[str] | None
+    code_paths: list[str]  # neither tests, docs nor CI
+    product_paths: list[str]  # code that ships: not examples, scripts, tools or images either
+    test_paths: list[str]
+    core_paths: list[str]
+    modules: list[str]
+    body: str
+    diffs: list[FileDiff]
+    diff_added: list[str]
+    diff_removed: list[str]
+
+    def diffs_where(self, keep) -> list[FileDiff]:
+        return [d for d in self.diffs if keep(d.path)]
+
+
+def clean_body(body: str) -> str:
+    """The body without PR-template headings, checklists and comments."""
+    text = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    return "\n".join(line for line in text.splitlines() if not _TEMPLATE.fullmatch(line)).strip()
+
+
+def split_diff(excerpt: str) -> list[FileDiff]:
+    files: list[FileDiff] = []
+    for line in excerpt.splitlines():
+        if line.startswith("diff --git"):
+            files.append(FileDiff(path=line.rpartition(" b/")[2]))
+        elif files and line.startswith("+"):
+            files[-1].added.append(line[1:])
+        elif files and line.startswith("-"):
+            files[-1].removed.append(line[1:])
+    return files
+
+
+def facts(pr: PullRequest, taxonomy: Taxonomy) -> Facts:
+    paths = [f.path for f in pr.files] if pr.files is not None else None
+    code = [p for p in paths or [] if not (is_test(p) or is_doc(p) or is_ci(p))]
+    churn_by_module: dict[str, int] = {}
+    for f in pr.files or []:
+        if f.path in code:
+            key = module_of(f.path)
+            churn_by_module[key] = churn_by_module.get(key, 0) + (f.additions or 0) + (f.deletions or 0)
+    diffs = split_diff(pr.diff_excerpt or "")
+    return Facts(
+        churn=pr.additions + pr.deletions,
+        paths=paths,
+        code_paths=code,
+        product_paths=[p for p in code if not is_support(p)],
+        test_paths=[p for p in paths or [] if is_test(p)],
+        core_paths=[p for p in paths or [] if is_core(p, taxonomy)],
+        modules=sorted(churn_by_module, key=lambda m: -churn_by_module[m]),
+        body=clean_body(pr.body),
+        diffs=diffs,
+        diff_added=[line for d in diffs for line in d.added],
+        diff_removed=[line for d in diffs for line in d.removed],
+    )
