@@ -150,29 +150,68 @@ def risks_for(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
 # --- scores -------------------------------------------------------------------------
 
 
+# What a fix fixes, by how badly users were hurt: a crash or wrong result matters more than a typo.
+_SEVERE = re.compile(
+    r"\b(memory leak|leak(s|ed|ing)?|oom|out of memory|crash(es|ed)?|hang(s|ing)?|deadlock\w*|nan|inf/nan"
+    r"|data loss|corrupt\w*|segfault|wrong (result|output|answer|value|gradient)s?|incorrect|race condition"
+    r"|silently|out[- ]of[- ]bounds|divergen\w*|double[- ]\w+)\b",
+    re.I,
+)
+_AREA_TAGS = ("testing", "ci", "docs", "dependency")
+NO_CODE_CAP = 3.0
+SUPPORT_CAP = 3.5
+
+
+def change_kind(tags: list[str], f: Facts) -> str | None:
+    """The kind of change that scores: tags from paths (tests, CI) ride along, they name no code change."""
+    kinds = [tag for tag in tags if tag in _KIND_BASE and not (f.product_paths and tag in _AREA_TAGS)]
+    return max(kinds, key=lambda tag: _KIND_BASE[tag], default=None)
+
+
+def severity(pr: PullRequest, f: Facts) -> str | None:
+    """The worst harm the PR names in its title, body or code comments, if any."""
+    comments = " ".join(line for line in f.diff_added if line.lstrip().startswith(("#", "//")))
+    for text in (pr.title, f.body, comments):
+        m = _SEVERE.search(text)
+        if m:
+            return m.group(0).lower()
+    return None
+
+
 def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], t: dict[str, str]):
-    """0-10: kind of change + size + spread + core paths + security + review activity."""
+    """0-10: kind of change + severity of what it fixes + its reach for users + size + spread + core paths.
+
+    Size counts the shipped code (snapshots and docs weigh nothing); a PR that ships no code is capped."""
     parts: list[tuple[str, float]] = []
-    kind = max(tags, key=lambda tag: _KIND_BASE.get(tag, 1.0), default=None)
-    parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", 1.0)))
-    parts.append((t["r_size"].format(lines=f.churn), min(2.5, 0.8 * math.log10(1 + f.churn))))
+    kind = change_kind(tags, f)
+    default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
+    parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", default)))
+    harm = severity(pr, f) if kind in ("bugfix", "performance", None) and f.code_paths else None
+    if harm:
+        parts.append((t["r_severity"].format(word=harm), 1.5))
+    code = sum((x.additions or 0) + (x.deletions or 0) for x in pr.files or [] if x.path in f.product_paths)
+    lines = code if pr.files is not None else f.churn
+    parts.append((t["r_size"].format(lines=lines), min(2.5, 0.8 * math.log10(1 + lines))))
     if len(f.modules) > 1:
         parts.append((t["r_spread"].format(n=len(f.modules)), min(1.5, 0.5 * (len(f.modules) - 1))))
     labels = {r.label for r in risks}
     if "core_path" in labels:
-        parts.append((t["r_core"].format(n=len(f.core_paths)), 2.0))
+        parts.append((t["r_core"].format(n=len(f.core_paths)), 1.5))
     if "security_sensitive" in labels:
-        parts.append((t["r_security"], 2.0))
+        parts.append((t["r_security"], 1.0))
     if "config_breaking" in labels:
-        parts.append((t["r_breaking"], 1.0))
+        parts.append((t["r_breaking"], 1.5))
     if pr.reviews is not None:
         activity = sum(1 for r in pr.reviews if not r.is_bot) + len(pr.review_threads or [])
         if activity:
             parts.append((t["r_reviews"].format(n=activity), min(1.0, 0.25 * activity)))
     score = sum(v for _, v in parts)
     if f.paths is not None and not f.code_paths:  # docs, tests or CI only
-        score = min(score, 4.0)
-        parts.append((t["r_no_code"], 0.0))
+        score = min(score, NO_CODE_CAP)
+        parts.append((t["r_no_code"].format(cap=NO_CODE_CAP), 0.0))
+    elif f.paths is not None and not f.product_paths:  # examples, scripts, images
+        score = min(score, SUPPORT_CAP)
+        parts.append((t["r_support_only"].format(cap=SUPPORT_CAP), 0.0))
     return _clamp(score), parts
 
 

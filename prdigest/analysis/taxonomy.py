@@ -244,6 +244,7 @@ def tags_for(pr: PullRequest, taxonomy: Taxonomy) -> list[str]:
             found.append(tag)
 
     for bracket in parsed.brackets:
+        bracket = bracket.replace(" ", "")  # "[Bug Fix]"
         add(_TYPE_TAGS.get(bracket, bracket))
     if parsed.type:
         add(_TYPE_TAGS.get(parsed.type))
