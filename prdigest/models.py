@@ -136,6 +136,8 @@ class RiskLabel(_Model):
     evidence: str
     # Where the evidence came from: diff, title, body, paths, reviews, checks, labels.
     evidence_source: str
+    # The evidence shows users break this week (an option removed, a regression measured), not just a risk.
+    breaks: bool = False
 
 
 class PRAnalysis(_Model):

@@ -10,12 +10,20 @@ version changed.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts, FileDiff
 from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_support, is_test, parse_title
 from prdigest.models import PullRequest
 
-Evidence = tuple[str, str] | None
+
+class Finding(NamedTuple):
+    evidence: str
+    source: str  # diff, title, body, paths, reviews, checks
+    breaks: bool = False  # users break: see RiskLabel.breaks
+
+
+Evidence = Finding | tuple[str, str] | None
 
 # --- config_breaking ------------------------------------------------------------------
 
@@ -65,12 +73,30 @@ def _fields(lines: list[str]) -> dict[str, str]:
     return out
 
 
+def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
+    """An option line changed in its default alone: (its flag or the file, old default, new default)."""
+    removed = {
+        _DEFAULT.sub("default=", " ".join(line.split())): line for line in d.removed if _DEFAULT.search(line)
+    }
+    for line in d.added:
+        after = _DEFAULT.search(line)
+        before_line = removed.get(_DEFAULT.sub("default=", " ".join(line.split()))) if after else None
+        if after and before_line:
+            before = _DEFAULT.search(before_line)
+            assert before is not None
+            old, new = before.group(1).strip(), after.group(1).strip()
+            if old != new and old not in "([{" and new not in "([{":
+                flags = _QUOTED_FLAG.findall(line) or sorted(_option_flags(d.removed))
+                return (flags[0] if len(flags) == 1 else d.path.rsplit("/", 1)[-1]), old, new
+    return None
+
+
 def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     diffs = _project_diffs(f)
     defined = {flag for d in diffs for flag in _option_flags(d.added)}
     removed = sorted({flag for d in diffs for flag in _option_flags(d.removed)} - defined)
     if removed:
-        return t["ev_config_removed"].format(flags=", ".join(removed[:4])), "diff"
+        return Finding(t["ev_config_removed"].format(flags=", ".join(removed[:4])), "diff", breaks=True)
     for d in diffs:
         m = _DERIVED_DEFAULT.search("\n".join(d.added)) if _CONFIG_FILE.search(d.path) else None
         if m and f"--{m.group(1).replace('_', '-')}" not in defined:
@@ -84,25 +110,26 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
         before, after = _fields(d.removed), _fields(d.added)
         gone = [name for name in before if name not in after and not name.startswith("_")]
         if gone and not after:  # fields removed, none added in their place in this file
-            return t["ev_config_field_removed"].format(fields=", ".join(gone[:4]), path=d.path), "diff"
+            return Finding(
+                t["ev_config_field_removed"].format(fields=", ".join(gone[:4]), path=d.path), "diff", True
+            )
         if gone and after:
             new = [name for name in after if name not in before]
             if new:
-                return t["ev_config_field_renamed"].format(old=gone[0], new=new[0], path=d.path), "diff"
+                text = t["ev_config_field_renamed"].format(old=gone[0], new=new[0], path=d.path)
+                return Finding(text, "diff", breaks=True)
         changed = [n for n in before if n in after and before[n] and after[n] and before[n] != after[n]]
         if changed:
             name = changed[0]
             return t["ev_config_default"].format(
                 name=name, old=_code(before[name]), new=_code(after[name]), path=d.path
             ), "diff"
-        old_defaults = [m.group(1).strip() for line in d.removed if (m := _DEFAULT.search(line))]
-        new_defaults = [m.group(1).strip() for line in d.added if (m := _DEFAULT.search(line))]
-        flags = sorted(_option_flags(d.removed) & _option_flags(d.added))
-        for old, new in zip(old_defaults, new_defaults, strict=False):
-            if old != new:
-                return t["ev_config_default"].format(
-                    name=flags[0] if flags else "default", old=_code(old), new=_code(new), path=d.path
-                ), "diff"
+        changed_default = _changed_default(d)
+        if changed_default:
+            name, before_value, after_value = changed_default
+            return t["ev_config_default"].format(
+                name=name, old=_code(before_value), new=_code(after_value), path=d.path
+            ), "diff"
     parsed = parse_title(pr.title)
     if parsed.breaking or "BREAKING CHANGE" in pr.body:
         return t["ev_config_breaking_marker"], "title" if parsed.breaking else "body"
@@ -152,8 +179,8 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
 _DANGEROUS = [
     (word, re.compile(pattern), product)
     for word, pattern, product in (
-        ("eval", r"(?<![\w.])eval\(", False),
-        ("exec", r"(?<![\w.])exec\(", False),
+        ("eval", r"(?<![\w.])(?<!def )eval\(", False),
+        ("exec", r"(?<![\w.])(?<!def )exec\(", False),
         ("pickle", r"\bpickle\.loads?\(", False),
         ("shell", r"\bshell\s*=\s*True", True),
         ("os.system", r"\bos\.system\(", True),
@@ -263,8 +290,9 @@ def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
             if _DENIAL.search(text[max(0, m.start() - 40) : m.start()]):
                 continue  # "no significant slowdown" denies the regression
             found = sentence_around(text, m.start())
-            key = "ev_perf_confirmed" if _CONFIRMED.search(found) else "ev_perf_suspected"
-            return t[key].format(text=quote(found)), where
+            confirmed = bool(_CONFIRMED.search(found))
+            key = "ev_perf_confirmed" if confirmed else "ev_perf_suspected"
+            return Finding(t[key].format(text=quote(found)), where, breaks=confirmed)
     return None
 
 

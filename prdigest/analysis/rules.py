@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from prdigest.analysis import risk_rules
 from prdigest.analysis.facts import Facts, facts
-from prdigest.analysis.risk_rules import Evidence, quote
+from prdigest.analysis.risk_rules import Evidence, Finding, quote
 from prdigest.analysis.taxonomy import parse_title, tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.i18n import risk_name, texts
@@ -141,9 +141,17 @@ def risks_for(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
     for label, rule in RISK_RULES.items():
         if any(getattr(pr, field) is None for field in RISK_INPUTS[label]):
             continue  # unknown input: the rule does not fire
-        evidence = rule(pr, f, tags, t)
-        if evidence:
-            found.append(RiskLabel(label=label, evidence=evidence[0], evidence_source=evidence[1]))
+        result = rule(pr, f, tags, t)
+        if result:
+            finding = Finding(*result)
+            found.append(
+                RiskLabel(
+                    label=label,
+                    evidence=finding.evidence,
+                    evidence_source=finding.source,
+                    breaks=finding.breaks,
+                )
+            )
     return found
 
 
