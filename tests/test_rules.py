@@ -204,7 +204,7 @@ def test_scores_are_bounded_and_explained() -> None:
     assert any("core paths" in r for r in a.reasons) and any(
         "size 4700 lines" in r for r in a.reasons
     )  # shipped code only
-    assert a.summary == "sync: New transport"
+    assert a.summary.startswith("sync: New transport. Because the old one raced")  # the title, then the body
     assert a.version == rules.rules_version(MEGATRON) != rules.rules_version(Taxonomy())
 
 

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from prdigest.analysis.facts import clean_body
 from prdigest.analysis.llm import (
     Allowed,
     Call,
@@ -36,7 +37,7 @@ from prdigest.analysis.llm import (
     redact,
 )
 from prdigest.analysis.llm_settings import LLMSettings
-from prdigest.analysis.rules import clean_body, summary_line
+from prdigest.analysis.pr_text import title_line
 from prdigest.i18n import LANGUAGES, detect_lang, texts
 from prdigest.models import PullRequest, Window
 from prdigest.prompts import load_prompt
@@ -178,7 +179,7 @@ def _best_matches(
     lines += [
         t["ask_line"].format(
             number=pr.number,
-            summary=inert(summaries.get(pr.number or 0) or summary_line(pr)),
+            summary=inert(summaries.get(pr.number or 0) or title_line(pr)),
             author=pr.author,
             merged=pr.merged_at,
         )

@@ -49,7 +49,7 @@ _BREAKING_TEXT = re.compile(
 _NEGATED = re.compile(r"\b(no|not|non|without|never)\b[\w\s-]{0,12}$", re.I)
 
 
-def _option_flags(lines: list[str]) -> set[str]:
+def option_flags(lines: list[str]) -> set[str]:
     """Flags defined in these lines: a quoted --flag on an option call's line or the two after it."""
     flags: set[str] = set()
     for i, line in enumerate(lines):
@@ -59,7 +59,7 @@ def _option_flags(lines: list[str]) -> set[str]:
     return flags
 
 
-def _project_diffs(f: Facts) -> list[FileDiff]:
+def project_diffs(f: Facts) -> list[FileDiff]:
     """The project's own code: options of tests, docs, CI files and scripts are not its interface."""
     return f.diffs_where(lambda p: p.endswith(".py") and not (is_test(p) or is_doc(p) or is_ci(p)))
 
@@ -86,15 +86,15 @@ def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
             assert before is not None
             old, new = before.group(1).strip(), after.group(1).strip()
             if old != new and old not in "([{" and new not in "([{":
-                flags = _QUOTED_FLAG.findall(line) or sorted(_option_flags(d.removed))
+                flags = _QUOTED_FLAG.findall(line) or sorted(option_flags(d.removed))
                 return (flags[0] if len(flags) == 1 else d.path.rsplit("/", 1)[-1]), old, new
     return None
 
 
 def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
-    diffs = _project_diffs(f)
-    defined = {flag for d in diffs for flag in _option_flags(d.added)}
-    removed = sorted({flag for d in diffs for flag in _option_flags(d.removed)} - defined)
+    diffs = project_diffs(f)
+    defined = {flag for d in diffs for flag in option_flags(d.added)}
+    removed = sorted({flag for d in diffs for flag in option_flags(d.removed)} - defined)
     if removed:
         return Finding(t["ev_config_removed"].format(flags=", ".join(removed[:4])), "diff", breaks=True)
     for d in diffs:

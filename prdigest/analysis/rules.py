@@ -12,12 +12,12 @@ import math
 import re
 from collections.abc import Callable
 
-from prdigest.analysis import risk_rules
+from prdigest.analysis import pr_text, risk_rules
 from prdigest.analysis.facts import Facts, facts
 from prdigest.analysis.risk_rules import Evidence, Finding, quote
-from prdigest.analysis.taxonomy import parse_title, tags_for, taxonomy_hash
+from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
-from prdigest.i18n import risk_name, texts
+from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 
 RULES_VERSION = "rules-1"
@@ -186,6 +186,13 @@ def severity(pr: PullRequest, f: Facts) -> str | None:
     return None
 
 
+def fixed_harm(pr: PullRequest, f: Facts, tags: list[str]) -> str | None:
+    """The harm a fix removes, for a fix (or an unnamed change) of code."""
+    return (
+        severity(pr, f) if change_kind(tags, f) in ("bugfix", "performance", None) and f.code_paths else None
+    )
+
+
 def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], t: dict[str, str]):
     """0-10: kind of change + severity of what it fixes + its reach for users + size + spread + core paths.
 
@@ -194,7 +201,7 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
     kind = change_kind(tags, f)
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
     parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", default)))
-    harm = severity(pr, f) if kind in ("bugfix", "performance", None) and f.code_paths else None
+    harm = fixed_harm(pr, f, tags)
     if harm:
         parts.append((t["r_severity"].format(word=harm), 1.5))
     code = sum((x.additions or 0) + (x.deletions or 0) for x in pr.files or [] if x.path in f.product_paths)
@@ -264,6 +271,7 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
     tags = tags_for(pr, taxonomy)
     risks = risks_for(pr, f, tags, t)
     imp, imp_parts = importance(pr, f, tags, risks, t)
+    harm = fixed_harm(pr, f, tags)
     ins, ins_parts = insight(pr, f, tags, t)
     unresolved = [
         f"{th.path or '-'}: {quote(th.body)}"
@@ -273,7 +281,7 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
     return PRAnalysis(
         repo=pr.repo,
         number=pr.number,
-        summary=summary_line(pr),
+        summary=pr_text.summary(pr, f, t),
         explanation=t["explanation"].format(
             files=len(f.paths) if f.paths is not None else "?",
             modules=", ".join(f.modules[:3]) or "-",
@@ -284,7 +292,7 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
         insight=ins,
         tags=tags,
         risks=risks,
-        watch=[t["watch"].format(risk=risk_name(r.label, lang), evidence=r.evidence) for r in risks[:3]],
+        watch=pr_text.watch(pr, f, risks, harm, t),
         unresolved=unresolved,
         related=pr.related,
         reasons=[f"{t['importance']} {name} +{value:.1f}" for name, value in imp_parts]
@@ -292,15 +300,6 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
         engine="rules",
         version=rules_version(taxonomy),
     )
-
-
-def summary_line(pr: PullRequest) -> str:
-    """The title without its conventions: "feat(rollout): add X" -> "rollout: Add X"."""
-    parsed = parse_title(pr.title)
-    text = parsed.text or pr.title
-    text = text[:1].upper() + text[1:]
-    scope = parsed.scope or ", ".join(b for b in parsed.brackets if b not in ("ci", "fix", "feat"))
-    return f"{scope}: {text}" if scope else text
 
 
 def _clamp(score: float) -> float:

@@ -1,0 +1,113 @@
+"""What the rules engine says of one PR: a summary beyond its title, and points to watch that name behaviour.
+
+The summary is the title without its conventions, plus what the description or the diff adds: the first
+sentence of the description, else the options and functions the diff adds or removes. A point to watch
+says what may behave differently (an option, a function, a default), never a bare list of paths.
+"""
+
+from __future__ import annotations
+
+import re
+
+from prdigest.analysis.facts import Facts
+from prdigest.analysis.risk_rules import option_flags, project_diffs
+from prdigest.analysis.taxonomy import parse_title
+from prdigest.i18n import risk_name
+from prdigest.models import PullRequest, RiskLabel
+
+_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_NOISE = re.compile(
+    r"^(co-authored-by|signed-off-by|cc|fixes|closes|resolves|related)\b|^https?://|^#\d+$", re.I
+)
+MAX_DETAIL = 160
+MAX_NAMES = 3
+
+
+def title_line(pr: PullRequest) -> str:
+    """The title without its conventions: "feat(rollout): add X" -> "rollout: Add X"."""
+    parsed = parse_title(pr.title)
+    text = parsed.text or pr.title
+    text = text[:1].upper() + text[1:]
+    scope = parsed.scope or ", ".join(b for b in parsed.brackets if b not in ("ci", "fix", "feat"))
+    return f"{scope}: {text}" if scope else text
+
+
+def first_sentence(body: str) -> str | None:
+    """The description's first sentence that says something (not a trailer, a link or a reference)."""
+    for line in body.splitlines():
+        line = line.strip().lstrip("-*> ").strip()
+        if len(line.split()) < 4 or _NOISE.search(line):
+            continue
+        sentence = _SENTENCE.split(line, maxsplit=1)[0]
+        return sentence if len(sentence) <= MAX_DETAIL else sentence[: MAX_DETAIL - 1] + "…"
+    return None
+
+
+def changed_names(f: Facts) -> tuple[list[str], list[str], list[str]]:
+    """Options added, public functions or classes added, and those removed, per the project's code."""
+    diffs = project_diffs(f)
+    added_defs = [m.group(1) for d in diffs for line in d.added if (m := _DEF.match(line))]
+    removed_defs = [m.group(1) for d in diffs for line in d.removed if (m := _DEF.match(line))]
+    options = sorted(
+        {flag for d in diffs for flag in option_flags(d.added)}
+        - {flag for d in diffs for flag in option_flags(d.removed)}
+    )
+    new = [n for n in dict.fromkeys(added_defs) if n not in removed_defs]
+    gone = [n for n in dict.fromkeys(removed_defs) if n not in added_defs]
+    return options, new, gone
+
+
+def _call(name: str) -> str:
+    return f"{name}()" if name[0].islower() else name  # a function, or a class as it is
+
+
+def _names(names: list[str], sep: str) -> str:
+    more = f" (+{len(names) - MAX_NAMES})" if len(names) > MAX_NAMES else ""
+    return sep.join(names[:MAX_NAMES]) + more
+
+
+def detail(pr: PullRequest, f: Facts, t: dict[str, str]) -> str | None:
+    """What the PR changes beyond its title: its description's first sentence, else what its diff adds."""
+    said = first_sentence(f.body)
+    if said:
+        return said
+    options, new, gone = changed_names(f)
+    parts = []
+    if options:
+        parts.append(t["d_options"].format(names=_names(options, ", ")))
+    if new:
+        parts.append(
+            t["d_added"].format(names=_names([f"{n}()" if n[0].islower() else n for n in new], ", "))
+        )
+    if gone:
+        parts.append(
+            t["d_removed"].format(names=_names([f"{n}()" if n[0].islower() else n for n in gone], ", "))
+        )
+    return t["d_sep"].join(parts) or None
+
+
+def summary(pr: PullRequest, f: Facts, t: dict[str, str]) -> str:
+    more = detail(pr, f, t)
+    return t["summary_with_detail"].format(title=title_line(pr), detail=more) if more else title_line(pr)
+
+
+def watch(
+    pr: PullRequest, f: Facts, risks: list[RiskLabel], harm: str | None, t: dict[str, str]
+) -> list[str]:
+    """Up to three behaviours a reviewer should check: the weightiest risks first, told as behaviour."""
+    lang = t["lang"]
+    _, new, gone = changed_names(f)
+    touched = _names([*new, *gone], ", ") if new or gone else None
+    area = touched or t["w_area"].format(modules=", ".join(f.modules[:2]) or pr.title)
+    points = []
+    for r in risks:
+        if r.label == "core_path":
+            points.append(t["w_core"].format(what=area))
+        elif r.label == "no_tests":
+            points.append(t["w_no_tests"].format(what=area))
+        else:
+            points.append(t["watch"].format(risk=risk_name(r.label, lang), evidence=r.evidence))
+    if harm:
+        points.insert(0, t["w_fix"].format(harm=harm, what=area))
+    return points[:3]
