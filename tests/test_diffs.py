@@ -35,3 +35,24 @@ def test_code_comes_first_and_every_file_keeps_a_share() -> None:
 def test_a_small_patch_is_whole_without_a_trailer() -> None:
     text = excerpt(patch({"a.py": 3}))
     assert text.splitlines() == ["diff --git a/a.py b/a.py", "+a.py line 0", "+a.py line 1", "+a.py line 2"]
+
+
+def test_a_hunks_function_context_is_kept_once_and_costs_nothing() -> None:
+    raw = "\n".join(
+        [
+            "diff --git a/pkg/io.py b/pkg/io.py",
+            "@@ -4 +4 @@ def load(path):",
+            "-    return read(path)",
+            "+    return read(path, safe=True)",
+            "@@ -9 +9 @@ def load(path):",
+            "+    check(path)",
+        ]
+    )
+    lines = excerpt(raw, limit=2).splitlines()
+    assert lines == [
+        "diff --git a/pkg/io.py b/pkg/io.py",
+        "@@ def load(path):",
+        "-    return read(path)",
+        "+    return read(path, safe=True)",
+        "... (1 more changed lines)",
+    ]

@@ -606,17 +606,17 @@ def test_fetch_diff_is_one_capped_request_then_cached_for_good(
 ) -> None:
     pr = fake.repos[REPO].add(
         merged_at=WEEK.start + timedelta(days=2),
-        files=[FakeFile("core/engine.py", 500, 200, "MODIFIED"), FakeFile("new.py", 5, 0, "ADDED")],
+        files=[FakeFile("core/engine.py", DIFF_LINES_PER_PR, 50, "MODIFIED"), FakeFile("new.py", 5, 0, "ADDED")],
     )
     excerpt = client.fetch_diff(REPO, pr.number, store)
 
     lines = excerpt.splitlines()
     assert lines[0] == "diff --git a/core/engine.py b/core/engine.py"
     assert " context" not in lines and not any(
-        line.startswith(("index ", "@@", "+++", "---")) for line in lines
+        line.startswith(("index ", "@@ -", "+++", "---")) for line in lines
     )
     assert sum(line.startswith(("+", "-")) for line in lines) == DIFF_LINES_PER_PR
-    assert lines[-1] == f"... ({705 - DIFF_LINES_PER_PR} more changed lines)"
+    assert lines[-1] == "... (55 more changed lines)"
     assert client.requests == {"diff": 1}
     assert fake.counts == {f"GET /repos/{REPO}/pulls/{pr.number}": 1}
 

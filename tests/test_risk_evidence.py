@@ -1,4 +1,5 @@
-"""Risk labels that mean what they say, read from small git repositories built here (real diffs).
+"""Risk labels that mean what they say, summaries and points to watch that explain, read from a small git
+repository built here (real diffs).
 
 Each PR is a squash-merge commit "(#N)" on top of a base tree; the rules read it through the git
 source exactly as they read a real clone. Every false positive and every miss of the old rules has
@@ -107,7 +108,10 @@ PRS: dict[int, tuple[str, str, dict[str, str | None], dict[str, str]]] = {
         "Checkpoints are now written one file per rank.\n\nThis changes the checkpoint layout: "
         "convert old runs with the script below.",
         {
-            "pkg/ckpt.py": "import torch\n\n\ndef load(path, rank=0):\n    return torch.load(f'{path}/{rank}', weights_only=True)\n"
+            "pkg/ckpt.py": (
+                "import torch\n\n\ndef load(path, rank=0):\n"
+                "    return torch.load(f'{path}/{rank}', weights_only=True)\n"
+            )
         },
         {},
     ),
@@ -135,7 +139,9 @@ PRS: dict[int, tuple[str, str, dict[str, str | None], dict[str, str]]] = {
         "docs: security guide",
         "",
         {
-            "docs/guide.md": "# Guide\n\nNever call `eval(text)` on input; use `pickle.loads` only on trusted data.\n"
+            "docs/guide.md": (
+                "# Guide\n\nNever call `eval(text)` on input; use `pickle.loads` only on trusted data.\n"
+            )
         },
         {},
     ),
@@ -185,6 +191,18 @@ PRS: dict[int, tuple[str, str, dict[str, str | None], dict[str, str]]] = {
         "build: pin numpy",
         "",
         {"requirements.txt": "numpy==1.26.4\n"},
+        {},
+    ),
+    17: (
+        "feat: streaming loader",
+        "",
+        {
+            "pkg/stream.py": "def stream(path):\n    yield from open(path)\n",
+            "pkg/arguments.py": BASE["pkg/arguments.py"].replace(
+                "    return parser",
+                '    parser.add_argument("--stream", action="store_true")\n    return parser',
+            ),
+        },
         {},
     ),
     16: (
@@ -284,3 +302,21 @@ def test_a_pin_is_a_dependency_change_and_dropping_an_install_flag_is_not(prs) -
     pin = risks(prs[15])["dependency_change"]
     assert "numpy==1.26.4" in pin.evidence
     assert "dependency_change" not in risks(prs[16])
+
+
+def test_the_summary_says_what_changed_beyond_the_title(prs) -> None:
+    described = rules.analyse(prs[5], Taxonomy(), "en").summary
+    assert described == "Sharded checkpoints. Checkpoints are now written one file per rank."
+    from_diff = rules.analyse(prs[17], Taxonomy(), "en").summary
+    assert from_diff.startswith("Streaming loader. ")
+    assert "--stream" in from_diff and "stream()" in from_diff
+    assert rules.analyse(prs[17], Taxonomy(), "zh").summary.startswith("Streaming loader。新增参数 --stream")
+
+
+def test_each_point_to_watch_names_a_behaviour_not_a_bare_path(prs) -> None:
+    watch = rules.analyse(prs[11], Taxonomy(), "en").watch
+    assert len(watch) == 2  # the unsafe load and the untested change
+    for point in watch:
+        words = [w for w in point.split() if "/" not in w and not w.endswith((".py", ".py,"))]
+        assert len(words) >= 5, point
+    assert any("load()" in point and "no test" in point for point in watch)

@@ -19,6 +19,7 @@ class FileDiff:
     path: str
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    contexts: list[str] = field(default_factory=list)  # the functions or classes the hunks sit in
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ def split_diff(excerpt: str) -> list[FileDiff]:
             files[-1].added.append(line[1:])
         elif files and line.startswith("-"):
             files[-1].removed.append(line[1:])
+        elif files and line.startswith("@@ "):
+            files[-1].contexts.append(line[3:])
     return files
 
 

@@ -11,7 +11,7 @@ import re
 
 from prdigest.analysis.facts import Facts
 from prdigest.analysis.risk_rules import option_flags, project_diffs
-from prdigest.analysis.taxonomy import parse_title
+from prdigest.analysis.taxonomy import is_kind_word, parse_title
 from prdigest.i18n import risk_name
 from prdigest.models import PullRequest, RiskLabel
 
@@ -29,7 +29,7 @@ def title_line(pr: PullRequest) -> str:
     parsed = parse_title(pr.title)
     text = parsed.text or pr.title
     text = text[:1].upper() + text[1:]
-    scope = parsed.scope or ", ".join(b for b in parsed.brackets if b not in ("ci", "fix", "feat"))
+    scope = parsed.scope or ", ".join(b for b in parsed.brackets if not is_kind_word(b))
     return f"{scope}: {text}" if scope else text
 
 
@@ -77,14 +77,18 @@ def detail(pr: PullRequest, f: Facts, t: dict[str, str]) -> str | None:
     if options:
         parts.append(t["d_options"].format(names=_names(options, ", ")))
     if new:
-        parts.append(
-            t["d_added"].format(names=_names([f"{n}()" if n[0].islower() else n for n in new], ", "))
-        )
+        parts.append(t["d_added"].format(names=_names([_call(n) for n in new], ", ")))
     if gone:
-        parts.append(
-            t["d_removed"].format(names=_names([f"{n}()" if n[0].islower() else n for n in gone], ", "))
-        )
+        parts.append(t["d_removed"].format(names=_names([_call(n) for n in gone], ", ")))
+    if not parts and (within := functions_changed(f)):
+        parts.append(t["d_changed"].format(names=_names(within, ", ")))
     return t["d_sep"].join(parts) or None
+
+
+def functions_changed(f: Facts) -> list[str]:
+    """The functions and classes the project's changed lines sit in (the hunks' context)."""
+    found = [m.group(1) for d in project_diffs(f) for c in d.contexts if (m := _DEF.match(c))]
+    return [_call(n) for n in dict.fromkeys(found)]
 
 
 def summary(pr: PullRequest, f: Facts, t: dict[str, str]) -> str:
@@ -98,8 +102,8 @@ def watch(
     """Up to three behaviours a reviewer should check: the weightiest risks first, told as behaviour."""
     lang = t["lang"]
     _, new, gone = changed_names(f)
-    touched = _names([*new, *gone], ", ") if new or gone else None
-    area = touched or t["w_area"].format(modules=", ".join(f.modules[:2]) or pr.title)
+    names = list(dict.fromkeys([*(_call(n) for n in [*new, *gone]), *functions_changed(f)]))
+    area = _names(names, ", ") if names else t["w_area"].format(modules=", ".join(f.modules[:2]) or pr.title)
     points = []
     for r in risks:
         if r.label == "core_path":

@@ -182,7 +182,7 @@ def severity(pr: PullRequest, f: Facts) -> str | None:
     for text in (pr.title, f.body, comments):
         m = _SEVERE.search(text)
         if m:
-            return m.group(0).lower()
+            return m.group(0)
     return None
 
 

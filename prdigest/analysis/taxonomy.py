@@ -166,6 +166,11 @@ class ParsedTitle:
     text: str
 
 
+def is_kind_word(word: str) -> bool:
+    """A word that names a kind of change ("fix", "Bug Fix", "feat"), not an area."""
+    return word.replace(" ", "").lower() in _TYPE_TAGS
+
+
 def parse_title(title: str) -> ParsedTitle:
     match = _TITLE.match(title)
     assert match is not None  # the pattern matches any string

@@ -1,5 +1,8 @@
 """A PR's diff as the analysis sees it: added and removed lines under their file headers, capped.
 
+A hunk's function context (what git prints after "@@ ... @@") is kept as one "@@ <context>" line where it
+changes, so a reader knows which function a change sits in; it does not count against the cap.
+
 The cap goes to the files that matter first: dependency manifests, code, CI files, then tests, docs last,
 so a PR whose docs come first in path order still shows its code (the rules read risks from it).
 """
@@ -21,7 +24,11 @@ class _File:
     header: str
     path: str
     binary: str | None = None
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # changed lines and "@@ context" lines
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for line in self.lines if not line.startswith("@@"))
 
 
 def _files(patch: str) -> list[_File]:
@@ -33,6 +40,9 @@ def _files(patch: str) -> list[_File]:
             in_header = True
         elif line.startswith("@@"):
             in_header = False
+            context = f"@@ {line.split('@@', 2)[-1].strip()}"[:DIFF_LINE_CHARS]
+            if context != "@@ " and files and context not in files[-1].lines:
+                files[-1].lines.append(context)
         elif in_header:
             if line.startswith("Binary files") and files:
                 files[-1].binary = line
@@ -51,26 +61,37 @@ def _rank(path: str) -> int:
     return 1 if is_ci(path) else 0
 
 
+def _head(f: _File, changed: int) -> list[str]:
+    """The file's first ``changed`` changed lines, with the context lines among them."""
+    out: list[str] = []
+    for line in f.lines:
+        if changed == 0:
+            break
+        changed -= not line.startswith("@@")
+        out.append(line)
+    return out
+
+
 def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
     """The patch's changed lines, at most ``limit``, the most telling files first."""
     files = sorted(_files(patch), key=lambda f: _rank(f.path))
-    shown = {id(f): min(len(f.lines), FIRST_SHARE) for f in files}
+    shown = {id(f): min(f.changed, FIRST_SHARE) for f in files}
     left = limit - sum(shown.values())
     if left < 0:  # more files than the first shares fit: fill in rank order
         left = limit
         for f in files:
-            shown[id(f)] = min(len(f.lines), left)
+            shown[id(f)] = min(f.changed, left)
             left -= shown[id(f)]
     for f in files:
-        extra = min(len(f.lines) - shown[id(f)], left)
+        extra = min(f.changed - shown[id(f)], left)
         shown[id(f)] += extra
         left -= extra
     out: list[str] = []
     for f in files:
-        if shown[id(f)] or f.binary or not f.lines:
+        if shown[id(f)] or f.binary or not f.changed:
             out.append(f.header)
-            out += [f.binary] if f.binary else f.lines[: shown[id(f)]]
-    hidden = sum(len(f.lines) for f in files) - sum(shown.values())
+            out += [f.binary] if f.binary else _head(f, shown[id(f)])
+    hidden = sum(f.changed for f in files) - sum(shown.values())
     if hidden:
         out.append(f"... ({hidden} more changed lines)")
     return "\n".join(out)
