@@ -7,6 +7,8 @@ Figures (goals in parentheses):
   report_s_93    `prdigest report --format json` on the replayed miles week, minus startup_s (< 1)
   report_s_2000  the same on a generated 2,000-PR week, minus startup_s (< 10)
   peak_mb_93, peak_mb_2000   peak resident memory of that command and its git children (2000: < 300)
+  report_s_miles_all   the same over the whole real history of the miles bundle (real diffs, where the
+                       risk rules fire), minus startup_s
 
 Each report run starts from an empty database, so it includes reading the clone,
 filling the cache and computing the report. The 2,000-PR week is the miles week's
@@ -31,6 +33,8 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parents[1]
 DATA = "data/radixark__miles__2026-08-10.json"
 WEEK = ("2026-08-10", "2026-08-16")
+BUNDLE = "data/radixark__miles.bundle"
+HISTORY = ("2025-01-01", "2026-12-31")  # the bundle's whole history
 
 
 def prdigest() -> list[str]:
@@ -76,7 +80,7 @@ def scaled_week(source: Path, target: Path, count: int) -> None:
 
 
 def report_figures(
-    repo: Path, runs: int, startup: float, tmp: Path, env: dict[str, str]
+    repo: Path, runs: int, startup: float, tmp: Path, env: dict[str, str], window: tuple[str, str] = WEEK
 ) -> tuple[float, float]:
     times, peaks = [], []
     for k in range(runs):
@@ -87,9 +91,9 @@ def report_figures(
             "--git",
             str(repo),
             "--since",
-            WEEK[0],
+            window[0],
             "--until",
-            WEEK[1],
+            window[1],
             "--tz",
             "Asia/Shanghai",
             "--format",
@@ -132,6 +136,13 @@ def main() -> None:
         seconds, peak = report_figures(big, args.runs, startup, tmp, env)
         print(f"report_s_{args.size}={seconds:.3f}", flush=True)
         print(f"peak_mb_{args.size}={peak:.1f}", flush=True)
+
+        bundle = args.shared / BUNDLE
+        if bundle.exists():
+            whole = tmp / "miles-all"
+            subprocess.run(["git", "clone", "-q", str(bundle), str(whole)], check=True, env=env)
+            seconds, _ = report_figures(whole, args.runs, startup, tmp, env, window=HISTORY)
+            print(f"report_s_miles_all={seconds:.3f}", flush=True)
 
 
 if __name__ == "__main__":
