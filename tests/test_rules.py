@@ -232,3 +232,69 @@ def test_demo_week_risks_land_on_the_intended_prs() -> None:
     for number, label in expected.items():
         assert label in found[number], (number, found[number])
     assert "fork_no_bot_review" not in found[4110]  # a fork that the bot did review
+
+
+@pytest.mark.parametrize(
+    ("title", "brackets", "kind", "scope", "text"),
+    [
+        ("(1/4) feat(ci): metric gate", (), "feat", "ci", "metric gate"),
+        ("[3/7][multi-lora]: trainer core", ("multi-lora",), None, None, "trainer core"),
+        ("feat (async): evaluation", (), "feat", "async", "evaluation"),
+    ],
+)
+def test_stack_markers_and_bracket_groups_before_the_type(title, brackets, kind, scope, text) -> None:
+    parsed = parse_title(title)
+    assert (parsed.brackets, parsed.type, parsed.scope, parsed.text) == (brackets, kind, scope, text)
+
+
+def test_a_small_fix_of_a_severe_problem_outranks_routine_changes() -> None:
+    leak = make("fix: release the GPU memory leak in weight sync", [("pkg/sync.py", 6, 2)])
+    oom = make("Avoid OOM when the batch is empty", [("pkg/batch.py", 4, 1)])
+    typo = make("fix: typo in a log message", [("pkg/sync.py", 1, 1)])
+    refactor = make("refactor: split the loader", [("pkg/loader.py", 150, 150)])
+    ci = make("ci: cache the wheels", [(".github/workflows/ci.yml", 300, 20)])
+    score = {name: rules.analyse(pr, Taxonomy(), "en").importance for name, pr in locals().items()}
+    assert score["leak"] > score["refactor"] and score["oom"] > score["refactor"]
+    assert score["leak"] > score["typo"] and score["oom"] > score["ci"]
+    reasons = rules.analyse(leak, Taxonomy(), "en").reasons
+    assert any("fixes something severe: memory leak" in r for r in reasons)
+
+
+def test_a_version_users_install_counts_and_an_example_option_is_no_interface() -> None:
+    bump = make(
+        "Bump the inference engine to v2",
+        [("docker/Dockerfile", 1, 1)],
+        diff_excerpt=diff(
+            "docker/Dockerfile", "-RUN pip install engine==1.9", "+RUN pip install engine==2.0"
+        ),
+    )
+    image_tweak = make(
+        "docker: set an env var",
+        [("docker/Dockerfile", 1, 0)],
+        diff_excerpt=diff("docker/Dockerfile", "+ENV A=1"),
+    )
+    a, b = rules.analyse(bump, Taxonomy(), "en"), rules.analyse(image_tweak, Taxonomy(), "en")
+    assert "dependency_change" in {r.label for r in a.risks} and a.importance > b.importance
+    example = make(
+        "examples: drop the bake CLI",
+        [("examples/agent/bake.py", 0, 3)],
+        diff_excerpt=diff(
+            "examples/agent/bake.py", '-    parser.add_argument("--bake-all", action="store_true")'
+        ),
+    )
+    assert "config_breaking" not in labels(example)
+
+
+def test_a_test_gated_on_hardware_is_not_disabled_and_a_deleted_module_needs_no_test() -> None:
+    gated = make(
+        "feat: fp4 quantizer",
+        [("pkg/fp4.py", 40, 0), ("tests/test_fp4.py", 20, 0)],
+        diff_excerpt=diff("tests/test_fp4.py", '+    disabled="Requires a Blackwell runner",'),
+    )
+    assert "tests_removed" not in labels(gated)
+    dropped = make("fix: remove the legacy writer", [("pkg/legacy.py", 0, 30), ("pkg/io.py", 0, 4)])
+    dropped.files[0].status = "removed"
+    dropped = dropped.model_copy(
+        update={"diff_excerpt": diff("pkg/io.py", "-from pkg.legacy import Writer", "-    Writer.install()")}
+    )
+    assert "no_tests" not in labels(dropped)

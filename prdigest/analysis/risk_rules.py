@@ -13,7 +13,15 @@ import re
 from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts, FileDiff
-from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_support, is_test, parse_title
+from prdigest.analysis.taxonomy import (
+    is_ci,
+    is_dependency,
+    is_doc,
+    is_example,
+    is_support,
+    is_test,
+    parse_title,
+)
 from prdigest.models import PullRequest
 
 
@@ -60,8 +68,11 @@ def option_flags(lines: list[str]) -> set[str]:
 
 
 def project_diffs(f: Facts) -> list[FileDiff]:
-    """The project's own code: options of tests, docs, CI files and scripts are not its interface."""
-    return f.diffs_where(lambda p: p.endswith(".py") and not (is_test(p) or is_doc(p) or is_ci(p)))
+    """The project's own code: options of tests, docs, CI files and examples are not its interface
+    (its launch scripts are: users run them)."""
+    return f.diffs_where(
+        lambda p: p.endswith(".py") and not (is_test(p) or is_doc(p) or is_ci(p) or is_example(p))
+    )
 
 
 def _fields(lines: list[str]) -> dict[str, str]:
@@ -94,12 +105,15 @@ def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
 def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     diffs = project_diffs(f)
     defined = {flag for d in diffs for flag in option_flags(d.added)}
-    removed = sorted({flag for d in diffs for flag in option_flags(d.removed)} - defined)
+    undefined = {flag for d in diffs for flag in option_flags(d.removed)}
+    # Still documented or still named by the project's code (an option moved where the excerpt ends).
+    mentioned = " ".join(line for d in f.diffs_where(lambda p: not is_test(p)) for line in d.added)
+    removed = sorted(flag for flag in undefined - defined if not re.search(rf"{flag}(?![\w-])", mentioned))
     if removed:
         return Finding(t["ev_config_removed"].format(flags=", ".join(removed[:4])), "diff", breaks=True)
     for d in diffs:
         m = _DERIVED_DEFAULT.search("\n".join(d.added)) if _CONFIG_FILE.search(d.path) else None
-        if m and f"--{m.group(1).replace('_', '-')}" not in defined:
+        if m and f"--{m.group(1).replace('_', '-')}" not in defined - undefined:  # not an option added here
             flag = f"--{m.group(1).replace('_', '-')}"
             return t["ev_config_derived"].format(
                 name=flag, value=_code(m.group(2).strip()), path=d.path
@@ -147,6 +161,8 @@ _DISABLED = re.compile(
     r"^\s*if:\s*(false|\$\{\{\s*false\s*\}\})\s*$|^\s*#\s*(def test_|@pytest\.mark|class Test))",
     re.I,
 )
+# "disabled='Requires a B200 runner'" gates a test on hardware it needs; it does not drop it.
+_PRECONDITION = re.compile(r"(disabled|reason)\s*=\s*[\"'](requires?|needs?|only (on|with))\b", re.I)
 _PARKED = re.compile(r"(^|/)(manual|disabled|deprecated|skipped|archive|attic)(/|$)", re.I)
 
 
@@ -166,7 +182,9 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
         return t["ev_tests_parked"].format(paths=", ".join(x.path for x in parked[:3])), "paths"
     new = {x.path for x in files if x.status == "added"}  # a new test that starts disabled removes nothing
     for d in f.diffs_where(lambda p: (is_test(p) or is_ci(p)) and p not in new):
-        hit = next((line for line in d.added if _DISABLED.search(line)), None)
+        hit = next(
+            (line for line in d.added if _DISABLED.search(line) and not _PRECONDITION.search(line)), None
+        )
         if hit is not None and not any(_DISABLED.search(line) for line in d.removed):
             return t["ev_tests_skipped"].format(code=quote(hit.strip()), path=d.path), "diff"
     return None
@@ -315,14 +333,12 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
         b in ("docs", "ci", "doc") for b in parsed.brackets
     ):
         return None
-    logic = [
-        line
-        for d in f.diffs_where(lambda p: p in f.product_paths)
-        for line in d.added + d.removed
-        if _LOGIC.match(line)
-    ]
-    if not logic and f.diffs:
-        return None  # comments, imports or logging only
+    diffs = f.diffs_where(lambda p: p in f.product_paths)
+    if f.diffs and not any(_LOGIC.match(line) for d in diffs for line in d.added + d.removed):
+        return None  # only comments, imports and logging changed
+    dropped = any(x.status == "removed" and x.path in f.product_paths for x in pr.files or [])
+    if dropped and not any(_LOGIC.match(line) for d in diffs for line in d.added):
+        return None  # code deleted with its module: nothing new to test
     more = f" (+{len(f.product_paths) - 2})" if len(f.product_paths) > 2 else ""
     return t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more), "paths"
 
@@ -375,7 +391,8 @@ def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, s
     diffs = f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
     # Netted over all files: requirements moved from one file to another change nothing.
     added = {spec: d.path for d in diffs for spec in _specs(d, d.added)}
-    removed = {spec: d.path for d in diffs for spec in _specs(d, d.removed)}
+    # An example that drops a requirement changes nothing users install; one that adds a pin does.
+    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in _specs(d, d.removed)}
     new, gone = sorted(set(added) - set(removed)), sorted(set(removed) - set(added))
     if new or gone:
         paths = sorted({added[s] for s in new} | {removed[s] for s in gone})

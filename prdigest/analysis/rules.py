@@ -162,7 +162,7 @@ def risks_for(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
 _SEVERE = re.compile(
     r"\b(memory leak|leak(s|ed|ing)?|oom|out of memory|crash(es|ed)?|hang(s|ing)?|deadlock\w*|nan|inf/nan"
     r"|data loss|corrupt\w*|segfault|wrong (result|output|answer|value|gradient)s?|incorrect|race condition"
-    r"|silently|out[- ]of[- ]bounds|divergen\w*|double[- ]\w+)\b",
+    r"|out[- ]of[- ]bounds|divergen\w*)\b",
     re.I,
 )
 _AREA_TAGS = ("testing", "ci", "docs", "dependency")
@@ -211,11 +211,14 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
         parts.append((t["r_spread"].format(n=len(f.modules)), min(1.5, 0.5 * (len(f.modules) - 1))))
     labels = {r.label for r in risks}
     if "core_path" in labels:
-        parts.append((t["r_core"].format(n=len(f.core_paths)), 1.5))
+        parts.append((t["r_core"].format(n=len(f.core_paths)), 1.0))
     if "security_sensitive" in labels:
         parts.append((t["r_security"], 1.0))
     if "config_breaking" in labels:
         parts.append((t["r_breaking"], 1.5))
+    installs = any(r.label == "dependency_change" and r.evidence_source == "diff" for r in risks)
+    if installs:  # a version that every user's environment picks up
+        parts.append((t["r_installs"], 1.5))
     if pr.reviews is not None:
         activity = sum(1 for r in pr.reviews if not r.is_bot) + len(pr.review_threads or [])
         if activity:
@@ -224,7 +227,7 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
     if f.paths is not None and not f.code_paths:  # docs, tests or CI only
         score = min(score, NO_CODE_CAP)
         parts.append((t["r_no_code"].format(cap=NO_CODE_CAP), 0.0))
-    elif f.paths is not None and not f.product_paths:  # examples, scripts, images
+    elif f.paths is not None and not f.product_paths and not installs:  # examples, scripts
         score = min(score, SUPPORT_CAP)
         parts.append((t["r_support_only"].format(cap=SUPPORT_CAP), 0.0))
     return _clamp(score), parts

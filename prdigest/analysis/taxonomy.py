@@ -95,9 +95,11 @@ _TITLE_WORDS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 # Conventional title: "[ci, megatron] fix(scope)!: text" -> brackets, type, scope, bang.
+# Leading "[ci, megatron]" groups and stack markers ("(1/4)", "[3/7]"), any number of them.
+_PREFIX = re.compile(r"^\s*(?:\[(?P<brackets>[^\]]+)\]|\(\d+/\d+\))\s*:?\s*")
+_STACK = re.compile(r"^\d+/\d+$")
 _TITLE = re.compile(
-    r"^\s*(?:\[(?P<brackets>[^\]]+)\]\s*)?"
-    r"(?:(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?:\s*)?"
+    r"^(?:(?P<type>[A-Za-z]+) ?(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?:\s*)?"
     r"(?P<rest>.*)$"
 )
 
@@ -172,9 +174,13 @@ def is_kind_word(word: str) -> bool:
 
 
 def parse_title(title: str) -> ParsedTitle:
-    match = _TITLE.match(title)
+    found: list[str] = []
+    while prefix := _PREFIX.match(title):
+        found += [b.strip().lower() for b in (prefix.group("brackets") or "").split(",")]
+        title = title[prefix.end() :]
+    brackets = tuple(b for b in found if b and not _STACK.match(b))
+    match = _TITLE.match(title.strip())
     assert match is not None  # the pattern matches any string
-    brackets = tuple(b.strip().lower() for b in (match.group("brackets") or "").split(",") if b.strip())
     kind = match.group("type")
     if kind and kind.lower() not in _TYPE_TAGS:
         # "dashboard: report MFU" names an area, not a kind of change: read it as the scope.
@@ -211,6 +217,13 @@ def is_doc(path: str) -> bool:
 
 def is_ci(path: str) -> bool:
     return matches(path, CI_GLOBS)
+
+
+EXAMPLE_GLOBS = ("examples/**", "**/examples/**", "example/**", "**/experimental/**")
+
+
+def is_example(path: str) -> bool:
+    return matches(path, EXAMPLE_GLOBS)
 
 
 def is_support(path: str) -> bool:
