@@ -27,7 +27,7 @@ from fakes.openai_api import (
 )
 from pydantic import SecretStr
 
-from prdigest.analysis.llm import LLMClient, LLMEngine, LLMUsage, estimate_tokens
+from prdigest.analysis.llm import FACT_LABELS, LLMClient, LLMEngine, LLMUsage, estimate_tokens
 from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.report import build_report
 from prdigest.config import ReportSettings, Taxonomy
@@ -143,8 +143,10 @@ def test_llm_analyses_and_narrative_make_the_report(store: Store, serve, lang: s
     assert usage.input_tokens > 0 and usage.output_tokens > 0
     pr = next(p for p in report.prs if p.number == 4105)
     assert pr.summary == "Change 4105 in one line"
-    # The fake names no risk: the rules' factual labels remain.
-    assert report.stats.risks == rules_report(store, lang).stats.risks
+    # The fake names no risk: the rules' fact labels remain, their judged labels are gone.
+    rules = rules_report(store, lang).stats.risks
+    assert report.stats.risks == {label: n for label, n in rules.items() if label in FACT_LABELS}
+    assert set(rules) - set(FACT_LABELS)  # the demo week has judged labels to lose
 
 
 @pytest.mark.parametrize(
@@ -478,14 +480,15 @@ def test_narrative_never_touches_the_figures(store: Store, serve) -> None:
         return prdigest_answers(request)
 
     fake = serve(responder=answers)
-    report, _ = report_with_llm(store, settings(fake))
+    analyses, engine = analyse(store, settings(fake), week_prs(store))
+    before = build(store, analyses)
+    report = engine.narrate(before, analyses)
     week = by_purpose(fake, "<untrusted_week_data>")[0]
     assert "Do not state counts" in week.messages[0]["content"]
-    rules = rules_report(store)
-    assert report.stats.model_dump(
-        exclude={"engines", "tags", "avg_importance", "avg_insight", "key_prs"}
-    ) == (rules.stats.model_dump(exclude={"engines", "tags", "avg_importance", "avg_insight", "key_prs"}))
-    assert report.risk_level == rules.risk_level
+    assert report.stats == before.stats and report.risk_level == before.risk_level
+    # What the LLM judges (scores, tags, judged risks) aside, the figures are the rules report's.
+    judged = {"engines", "tags", "avg_importance", "avg_insight", "key_prs", "risks"}
+    assert report.stats.model_dump(exclude=judged) == rules_report(store).stats.model_dump(exclude=judged)
 
 
 def test_narrative_invalid_twice_keeps_the_rules_narrative(store: Store, serve) -> None:
@@ -539,23 +542,30 @@ def test_injected_mentions_and_links_never_reach_the_report(store: Store, serve)
     assert_inert(report)
 
 
-def test_the_rules_facts_join_the_llm_analysis_on_use_not_in_the_cache(store: Store, serve) -> None:
+def test_the_rules_facts_join_the_llm_judgement_on_use_not_in_the_cache(store: Store, serve) -> None:
     def answers(request: Request) -> str:
         risks = [
-            {"label": "perf_regression", "evidence": "2% slower decode", "evidence_source": "body"},
-            {"label": "core_path", "evidence": "a second opinion", "evidence_source": "paths"},
-            {"label": "core_path", "evidence": "said twice", "evidence_source": "paths"},
+            {
+                "label": "perf_regression",
+                "evidence": "the `nvfp4_kernel.cu` is slower",
+                "evidence_source": "diff",
+            },
+            {"label": "core_path", "evidence": "trainer/quant/nvfp4.py", "evidence_source": "paths"},
+            {"label": "perf_regression", "evidence": "said twice: nvfp4.py", "evidence_source": "paths"},
         ]
         return analysis_json(pr_number(request), tags=[], risks=risks)
 
     fake = serve(responder=answers)
-    pr = next(p for p in week_prs(store) if p.number == 4107)  # rules: core_path, dependency_change
+    pr = next(p for p in week_prs(store) if p.number == 4107)
     rules = analyse_prs(store, [pr], Taxonomy(), "en")[4107]
+    assert [r.label for r in rules.risks] == ["core_path", "dependency_change"]
     analyses, _ = analyse(store, settings(fake), [pr])
     got = analyses[4107]
+    # The model's judgement, then the rules' facts: its core_path is not its to name, and the
+    # rules' dependency_change, which it did not confirm, is gone.
     assert [(r.label, r.evidence) for r in got.risks] == [
-        *((r.label, r.evidence) for r in rules.risks),
-        ("perf_regression", "2% slower decode"),
+        ("perf_regression", "the `nvfp4_kernel.cu` is slower"),
+        ("core_path", rules.risks[0].evidence),
     ]
     assert got.tags == rules.tags  # the LLM named none
     key = analysis_key(
@@ -563,10 +573,7 @@ def test_the_rules_facts_join_the_llm_analysis_on_use_not_in_the_cache(store: St
     )
     cached = store.get_analysis(key)
     assert cached is not None
-    assert [(r.label, r.evidence) for r in cached.risks] == [
-        ("perf_regression", "2% slower decode"),
-        ("core_path", "a second opinion"),
-    ]
+    assert [r.label for r in cached.risks] == ["perf_regression"]
     assert cached.tags == []
     again, _ = analyse(store, settings(fake), [pr])
     assert again == analyses and fake.calls == 1

@@ -1,9 +1,11 @@
 """The LLM engine: per-PR analyses and the week's narrative from any OpenAI-compatible server.
 
-The rules engine stays the ground truth: each PR's rules analysis is the LLM's
-fallback (and keeps its factual risk labels), and each report section the LLM
-fails on keeps the rules' version. What the LLM returns is validated, clamped
-and made inert before anything keeps it:
+The rules engine is the fallback: each PR the LLM fails on keeps its rules
+analysis, and each report section the LLM fails on keeps the rules' version.
+With an LLM answer, the judgement labels (``JUDGED_LABELS``) and the scores are
+the model's; the rules' findings for those labels are only hints in its prompt,
+and the rules keep the labels of facts the model cannot check (``FACT_LABELS``).
+What the LLM returns is validated, clamped and made inert before anything keeps it:
 
 * structured output ladder, per client: strict ``json_schema`` (OpenAI, vLLM,
   Ollama >= 0.5), then ``json_object`` where a server rejects that (DeepSeek),
@@ -11,6 +13,10 @@ and made inert before anything keeps it:
   and validated by pydantic. The rung that worked is where the next call starts, and it is
   kept in the cache (``llm_rungs``) so that the next run starts there too.
 * invalid output gets one repair request carrying the validation error.
+* a risk label is kept only when its evidence quotes what the model was shown of
+  the PR; a PR number in prose that is neither the PR, its related PRs nor a PR
+  of the window is dropped; a week whose scores are all equal (or all 10) keeps
+  the rules' scores.
 * secrets are redacted from every message sent; PR text travels inside
   ``<untrusted_…>`` tags that the prompts call data, not instructions.
 * each PR's prompt is built within a token budget by dropping whole lines, the
@@ -33,7 +39,7 @@ import threading
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -41,10 +47,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
+from prdigest.analysis.facts import clean_body
 from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.report import enforce_citations
-from prdigest.analysis.rules import RISK_RULES, clean_body
-from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
+from prdigest.analysis.rules import RISK_RULES
+from prdigest.analysis.taxonomy import is_test, known_tags, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.errors import PrdigestError
 from prdigest.i18n import risk_name
@@ -76,6 +83,19 @@ LANGS = ("zh", "en")
 MAX_TEXT = 1500  # characters of any one text an LLM returns
 MAX_ITEMS = 8  # items of any one list an LLM returns
 MAX_THEMES = 5
+# Labels the model judges from the PR's text and diff (the rules' findings are hints to it) ...
+JUDGED_LABELS = (
+    "config_breaking",
+    "tests_removed",
+    "security_sensitive",
+    "perf_regression",
+    "no_tests",
+    "dependency_change",
+)
+# ... and labels of facts it cannot check (reviews, checks, forks, core paths): the rules' alone.
+FACT_LABELS = tuple(label for label in RISK_RULES if label not in JUDGED_LABELS)
+# Scores that do not rank PRs: all equal over this many LLM analyses, or all 10 over two.
+FLAT_SCORES_MIN = 3
 RETRY_FAILED_AFTER = timedelta(hours=1)  # a PR's invalid or timed-out analysis is not asked again sooner
 REPLY_ECHO = 4000  # characters of an invalid reply sent back with the repair request
 
@@ -193,6 +213,91 @@ def _clip(text: str, limit: int) -> str:
 # --- what an LLM may return ------------------------------------------------------------------
 
 
+_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|‘([^’\n]+)’|「([^」\n]+)」|'([^'\n]{4,})'")
+_TOKEN = re.compile(r"--?[a-z][\w-]*|[\w][\w./:=+-]*\w", re.A | re.I)
+# An identifier, option, path, version or constant, not a word: "--foo", "a_b", "x.py", "v0.5", "FSDP2".
+_CODE_LIKE = re.compile(r"^--?\w|\w[_./:=+-]\w|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|^[A-Z_]{4,}$", re.A)
+_WORDS = re.compile(r"\w+", re.A)
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_ELLIPSIS = re.compile(r"…|\.\.\.")
+_MIN_TOKEN, _MIN_RUN, _RUN_WORDS, _CJK_RUN = 4, 12, 3, 6  # what makes a shared fragment substantial
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the model was shown of one PR (title, description, file paths, diff lines): a risk's
+    evidence must quote it. Quotes sit in prose of any language, so fragments are looked for:
+    quoted text, identifiers and options, runs of words, runs of CJK characters."""
+
+    text: str  # lowercased, whitespace collapsed
+    words: str  # its ASCII words, space-separated and padded: " a b c "
+    tests_touched: bool | None = None  # None: the file list is unknown
+
+    @classmethod
+    def of(cls, texts: Iterable[str], paths: list[str] | None) -> Shown:
+        text = " ".join(" ".join(texts).lower().split())
+        touched = None if paths is None else any(map(is_test, paths))
+        return cls(text, f" {' '.join(_WORDS.findall(text))} ", touched)
+
+    def supports(self, label: str, evidence: str) -> bool:
+        if label == "no_tests" and self.tests_touched is False:
+            return True  # an absence cannot be quoted: the file list confirms it
+        return any(map(self._found, _fragments(evidence)))
+
+    def _found(self, fragment: str) -> bool:
+        fragment = " ".join(fragment.lower().split())
+        if fragment in self.text:
+            return True
+        words = _WORDS.findall(fragment)
+        return len(words) >= _RUN_WORDS and f" {' '.join(words)} " in self.words
+
+
+def _fragments(evidence: str) -> Iterable[str]:
+    """The substantial fragments of ``evidence`` that a quote of the PR would share with it."""
+    quoted = [q for groups in _QUOTED.findall(evidence) for q in groups if q]
+    for part in (p.strip(" ,;:()[]") for q in quoted for p in _ELLIPSIS.split(q)):
+        if _substantial(part):
+            yield part
+    for token in _TOKEN.findall(evidence):
+        if len(token) >= _MIN_TOKEN and _CODE_LIKE.search(token):
+            yield token
+    for run in _NOT_ASCII.split(evidence):  # runs of words: any three in a row
+        words = _WORDS.findall(run)
+        for i in range(len(words) - _RUN_WORDS + 1):
+            window = words[i : i + _RUN_WORDS]
+            if sum(map(len, window)) >= _MIN_RUN:
+                yield " ".join(window)
+    for run in _CJK.findall(evidence):
+        yield from (run[i : i + _CJK_RUN] for i in range(len(run) - _CJK_RUN + 1))
+
+
+def _substantial(fragment: str) -> bool:
+    if sum(map(len, _CJK.findall(fragment))) >= _CJK_RUN:
+        return True
+    if len(fragment) >= _MIN_TOKEN and _CODE_LIKE.search(fragment):
+        return True
+    return len(fragment) >= _MIN_RUN and len(_WORDS.findall(fragment)) >= 2
+
+
+_PR_REF = re.compile(
+    r"(?P<sep>\s*(?:[,，、/]|\band\b|\bor\b|和|及|或)\s*)?"
+    r"(?:[(（\[]\s*(?:PR\s*)?#(?P<a>\d+)\s*[)）\]]|(?:\b(?:PR|pull request)\s*)?#(?P<b>\d+)\b)",
+    re.I,
+)
+_SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+(?=[,.;:!?，。；：！？、)）])")
+
+
+def scrub_prs(text: str, keep: Container[int]) -> str:
+    """``text`` without the PR numbers ("#12", "(#12)", "PR #12") that are not in ``keep``."""
+
+    def drop(match: re.Match[str]) -> str:
+        return match[0] if int(match["a"] or match["b"]) in keep else ""
+
+    out = _PR_REF.sub(drop, text)
+    return out if out == text else _SPACES.sub(" ", _SPACE_BEFORE_PUNCT.sub("", out)).strip()
+
+
 @dataclass(frozen=True)
 class Allowed:
     """What one LLM output may name; anything else is dropped by validation."""
@@ -201,6 +306,7 @@ class Allowed:
     tags: frozenset[str] = frozenset()
     risk_labels: frozenset[str] = frozenset(RISK_RULES)
     prs: frozenset[int] | None = None  # None: any number (citations are checked against the window later)
+    shown: Shown | None = None  # None: a risk's evidence is not checked against the PR
 
 
 def _allowed(info: ValidationInfo) -> Allowed:
@@ -291,7 +397,8 @@ class PRAnalysisOut(LLMOutput):
         self.tags = [t for t in dict.fromkeys(self.tags) if t in allowed.tags]
         risks: dict[str, RiskOut] = {}  # one per label
         for r in self.risks:
-            if r.label in allowed.risk_labels and r.evidence_source in SOURCES and r.evidence:
+            quoted = allowed.shown is None or allowed.shown.supports(r.label, r.evidence)
+            if r.label in allowed.risk_labels and r.evidence_source in SOURCES and r.evidence and quoted:
                 risks.setdefault(r.label, r)
         self.risks = list(risks.values())
         self.watch = self.watch[:3]
@@ -711,6 +818,21 @@ def lead(text: str, limit: int = 300) -> str:
 
 def pr_evidence(pr: PullRequest, budget: int, diff: str | None, related: dict[int, str]) -> str:
     """What the LLM reads about one PR, within ``budget`` tokens; ``related`` maps numbers to titles."""
+    return fit(*pr_sections(pr, budget, diff, related), budget)
+
+
+def shown_of(pr: PullRequest, sections: list[Section]) -> Shown:
+    """Where the risk evidence of ``pr`` must be found: its title, file paths, and the description and
+    diff lines of ``sections`` that ``fit`` kept."""
+    kept = [line for s in sections if s.title in ("Description", "Diff excerpt") for line in s.lines]
+    paths = [f.path for f in pr.files] if pr.files is not None else None
+    return Shown.of([pr.title, *(paths or []), *kept], paths)
+
+
+def pr_sections(
+    pr: PullRequest, budget: int, diff: str | None, related: dict[int, str]
+) -> tuple[list[str], list[Section]]:
+    """The header and the sections of a PR's evidence, before ``fit`` trims them to ``budget``."""
     header = [
         f"PR #{pr.number}: {one_line(pr.title, 300)}",
         f"author: {pr.author}"
@@ -757,7 +879,7 @@ def pr_evidence(pr: PullRequest, budget: int, diff: str | None, related: dict[in
             "Comments", _data([f"{c.author}: {lead(c.body)}" for c in pr.comments or [] if not c.is_bot]), 1
         ),
     ]
-    return fit(_data(header), sections, budget)
+    return _data(header), sections
 
 
 def _data(lines: list[str]) -> list[str]:
@@ -922,11 +1044,13 @@ class LLMEngine:
 
         ``rules`` holds the rules engine's analysis of every PR (its fallback, and the source of
         its factual risk labels). ``diff_loader`` supplies the diff of a PR that carries none; it is
-        called from the worker threads, one call at a time.
+        called from the worker threads, one call at a time. ``prs`` is the window: the PRs an
+        analysis's prose may name.
         """
         version = self.analysis_version(taxonomy, lang)
         numbered = [pr for pr in prs if pr.number is not None]
-        out: dict[int, PRAnalysis] = {}
+        raw: dict[int, PRAnalysis] = {}  # the LLM's own analyses, as cached
+        how: dict[int, str] = {}  # cached, llm or fallback: for the usage counts
         todo: list[PullRequest] = []
         for pr in numbered:
             key = analysis_key(
@@ -934,8 +1058,7 @@ class LLMEngine:
             )
             cached = self.store.get_analysis(key)
             if cached is not None:
-                out[pr.number] = with_rules(cached, rules[pr.number])
-                self._count("cached")
+                raw[pr.number], how[pr.number] = cached, "cached"
             else:
                 todo.append(pr)
         # A PR whose output stayed invalid, or that timed out, within the hour falls back at once:
@@ -947,18 +1070,24 @@ class LLMEngine:
             version,
             datetime.now(UTC) - RETRY_FAILED_AFTER,
         )
-        for pr in todo:
-            if pr.uid in failed:
-                out[pr.number] = rules[pr.number]
-                self._count("fallback")
         todo = [pr for pr in todo if pr.uid not in failed]
         diff = _serialised(diff_loader)
         with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="prdigest-llm") as pool:
             done = pool.map(
                 lambda pr: self._analyse_one(pr, rules[pr.number], taxonomy, lang, version, diff), todo
             )
-            out.update((pr.number, analysis) for pr, analysis in zip(todo, done, strict=True))
-        return {pr.number: out[pr.number] for pr in numbered}
+            for pr, analysis in zip(todo, done, strict=True):
+                if analysis is not None:
+                    raw[pr.number], how[pr.number] = analysis, "llm"
+        window = {pr.number for pr in numbered}
+        out = {n: with_rules(a, rules[n], window) for n, a in raw.items()}
+        if flat_scores(list(out.values())):
+            # Scores that rank nothing are invalid output: the rules' scores stand for every PR.
+            out = {n: with_rules_scores(a, rules[n]) for n, a in out.items()}
+            how = dict.fromkeys(how, "fallback")
+        for pr in numbered:
+            self._count(how.get(pr.number, "fallback"))
+        return {pr.number: out.get(pr.number, rules[pr.number]) for pr in numbered}
 
     def _analyse_one(
         self,
@@ -968,41 +1097,54 @@ class LLMEngine:
         lang: str,
         version: str,
         diff: DiffLoader,
-    ) -> PRAnalysis:
+    ) -> PRAnalysis | None:
+        """The LLM's own analysis of ``pr`` (cached), or None where it failed."""
         try:
-            call = self._pr_call(pr, taxonomy, lang, version, diff)
+            call = self._pr_call(pr, rules, taxonomy, lang, version, diff)
             result = self.complete(call)
         except LLMError:
-            self._count("fallback")
-            return rules
+            return None
         assert isinstance(result, PRAnalysisOut)
         analysis = result.to_analysis(pr, self.settings.model, version)
         self.store.put_analysis(pr, analysis, lang)
-        self._count("llm")
-        return with_rules(analysis, rules)
+        return analysis
 
     def _pr_call(
-        self, pr: PullRequest, taxonomy: Taxonomy, lang: str, version: str, diff: DiffLoader
+        self,
+        pr: PullRequest,
+        rules: PRAnalysis,
+        taxonomy: Taxonomy,
+        lang: str,
+        version: str,
+        diff: DiffLoader,
     ) -> Call:
         prompt = load_prompt("analyse_pr", _lang(lang))
         tags = known_tags(taxonomy)
         variables = {
             "repo": pr.repo,
             "tags": tags,
-            "risk_labels": {label: risk_name(label, prompt.lang) for label in RISK_RULES},
             "sources": SOURCES,
+            # The rules' findings for the judged labels: hints to confirm or reject, never findings.
+            "hints": [
+                data_line(f"{r.label}: {one_line(r.evidence, 300)} ({r.evidence_source})")
+                for r in rules.risks
+                if r.label in JUDGED_LABELS
+            ],
         }
         related = {n: self._title(pr.repo, n) for n in pr.related}
         budget = evidence_budget(prompt, self.settings.input_budget_tokens, **variables)
-        evidence = pr_evidence(
+        header, sections = pr_sections(
             pr, budget, pr.diff_excerpt if pr.diff_excerpt is not None else diff(pr), related
         )
+        evidence = fit(header, sections, budget)
         # The PRs it may call related: its own references, and any "#N" its text names.
         named = {int(n) for n in re.findall(r"#(\d+)", f"{pr.title}\n{pr.body}")}
         allowed = Allowed(
             links=frozenset(filter(None, [pr.url])),
             tags=frozenset(tags),
+            risk_labels=frozenset(JUDGED_LABELS),
             prs=frozenset(named | set(pr.related)) - {pr.number or 0},
+            shown=shown_of(pr, sections),
         )
         return make_call(
             prompt,
@@ -1059,18 +1201,44 @@ class LLMEngine:
         )
 
 
-def with_rules(analysis: PRAnalysis, rules: PRAnalysis) -> PRAnalysis:
-    """The LLM's analysis with the rules engine's risk labels first (facts: checks, threads, paths),
-    then those only the LLM named; the rules' tags where it named none.
+def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -> PRAnalysis:
+    """The LLM's analysis as a report uses it: its judged labels, the rules' fact labels, the rules'
+    tags where it named none, and no PR number in its prose outside the PR, its related PRs and ``window``.
 
     Merged on use, not in the cache: a new rules engine changes the facts without a new LLM call.
     """
-    found = {r.label for r in rules.risks}
+    keep = {*window, analysis.number, *analysis.related}
+    judged = [r for r in analysis.risks if r.label in JUDGED_LABELS]  # caches of older prompts had more
+    facts = [r for r in rules.risks if r.label in FACT_LABELS]
     return analysis.model_copy(
         update={
-            "risks": [*rules.risks, *(r for r in analysis.risks if r.label not in found)],
+            "summary": scrub_prs(analysis.summary, keep),
+            "explanation": scrub_prs(analysis.explanation, keep),
+            "watch": [t for t in (scrub_prs(w, keep) for w in analysis.watch) if t],
+            "unresolved": [t for t in (scrub_prs(u, keep) for u in analysis.unresolved) if t],
+            "risks": [
+                r.model_copy(update={"evidence": scrub_prs(r.evidence, keep)}) for r in [*judged, *facts]
+            ],
             "tags": analysis.tags or rules.tags,
         }
+    )
+
+
+def flat_scores(analyses: Sequence[PRAnalysis]) -> bool:
+    """Whether the LLM's scores rank nothing: every LLM analysis got the same importance or the same
+    insight (over ``FLAT_SCORES_MIN`` of them), or all got 10 (over two)."""
+    llm = [a for a in analyses if a.engine == "llm"]
+    for score in ("importance", "insight"):
+        values = {getattr(a, score) for a in llm}
+        if len(values) == 1 and (len(llm) >= FLAT_SCORES_MIN or (len(llm) >= 2 and values == {10.0})):
+            return True
+    return False
+
+
+def with_rules_scores(analysis: PRAnalysis, rules: PRAnalysis) -> PRAnalysis:
+    """The analysis with the rules' importance and insight, and their reasons."""
+    return analysis.model_copy(
+        update={"importance": rules.importance, "insight": rules.insight, "reasons": rules.reasons}
     )
 
 
@@ -1105,23 +1273,31 @@ def apply_narrative(report: Report, narrative: NarrativeOut) -> Report:
         # Numbers outside the window sort last; enforce_citations drops them.
         return sorted(dict.fromkeys(numbers), key=lambda n: position.get(n, len(position)))
 
+    # Prose may name the window's PRs and their own references, nothing else.
+    keep = {n for p in report.prs for n in (p.number, *p.related)}
+
+    def prose(text: str) -> str:
+        return scrub_prs(text, keep)
+
     out = report.model_copy(deep=True)
-    out.summary = narrative.summary
+    out.summary = prose(narrative.summary)
     out.themes = [
         Theme(
-            title=t.title,
+            title=prose(t.title),
             prs=ordered(t.prs),
-            story=t.story,
-            trend=t.trend,
+            story=prose(t.story),
+            trend=prose(t.trend),
             representative=[n for n in t.representative if n in t.prs],
         )
         for t in narrative.themes
     ]
     out.risk_observations = [
-        RiskObservation(title=o.title, label=o.label, prs=ordered(o.prs), evidence=o.evidence)
+        RiskObservation(title=prose(o.title), label=o.label, prs=ordered(o.prs), evidence=prose(o.evidence))
         for o in narrative.risks
     ]
-    out.recommendations = [Recommendation(text=r.text, prs=ordered(r.prs)) for r in narrative.recommendations]
+    out.recommendations = [
+        Recommendation(text=prose(r.text), prs=ordered(r.prs)) for r in narrative.recommendations
+    ]
     enforce_citations(out)
     for section in ("themes", "risk_observations", "recommendations"):
         if not getattr(out, section):

@@ -240,8 +240,9 @@ def analysis_json(number: int, **fields: Any) -> str:
     value = {
         "summary": f"Change {number} in one line",
         "explanation": f"PR {number} changes one thing. It matters a little.",
-        "importance": 6,
-        "insight": 5,
+        # Scores that differ from PR to PR: equal scores over a week are invalid output.
+        "importance": 3 + number % 6,
+        "insight": 2 + number % 5,
         "tags": ["feature"],
         "risks": [],
         "watch": ["watch the rollout"],
