@@ -8,6 +8,7 @@ says what may behave differently (an option, a function, a default), never a bar
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts
 from prdigest.analysis.risk_rules import option_flags, project_diffs
@@ -44,8 +45,17 @@ def first_sentence(body: str) -> str | None:
     return None
 
 
-def changed_names(f: Facts) -> tuple[list[str], list[str], list[str]]:
-    """Options added, public functions or classes added, and those removed, per the project's code."""
+class Names(NamedTuple):
+    """What the project's code changes by name: options added, functions or classes added, removed, and
+    those the changed lines sit in (the hunks' context), each function written as a call."""
+
+    options: list[str]
+    added: list[str]
+    removed: list[str]
+    within: list[str]
+
+
+def changed_names(f: Facts) -> Names:
     diffs = project_diffs(f)
     added_defs = [m.group(1) for d in diffs for line in d.added if (m := _DEF.match(line))]
     removed_defs = [m.group(1) for d in diffs for line in d.removed if (m := _DEF.match(line))]
@@ -53,9 +63,13 @@ def changed_names(f: Facts) -> tuple[list[str], list[str], list[str]]:
         {flag for d in diffs for flag in option_flags(d.added)}
         - {flag for d in diffs for flag in option_flags(d.removed)}
     )
-    new = [n for n in dict.fromkeys(added_defs) if n not in removed_defs]
-    gone = [n for n in dict.fromkeys(removed_defs) if n not in added_defs]
-    return options, new, gone
+    within = [m.group(1) for d in diffs for c in d.contexts if (m := _DEF.match(c))]
+    return Names(
+        options=options,
+        added=[_call(n) for n in dict.fromkeys(added_defs) if n not in removed_defs],
+        removed=[_call(n) for n in dict.fromkeys(removed_defs) if n not in added_defs],
+        within=[_call(n) for n in dict.fromkeys(within)],
+    )
 
 
 def _call(name: str) -> str:
@@ -67,43 +81,37 @@ def _names(names: list[str], sep: str) -> str:
     return sep.join(names[:MAX_NAMES]) + more
 
 
-def detail(pr: PullRequest, f: Facts, t: dict[str, str]) -> str | None:
+def detail(f: Facts, names: Names, t: dict[str, str]) -> str | None:
     """What the PR changes beyond its title: its description's first sentence, else what its diff adds."""
     said = first_sentence(f.body)
     if said:
         return said
-    options, new, gone = changed_names(f)
     parts = []
-    if options:
-        parts.append(t["d_options"].format(names=_names(options, ", ")))
-    if new:
-        parts.append(t["d_added"].format(names=_names([_call(n) for n in new], ", ")))
-    if gone:
-        parts.append(t["d_removed"].format(names=_names([_call(n) for n in gone], ", ")))
-    if not parts and (within := functions_changed(f)):
-        parts.append(t["d_changed"].format(names=_names(within, ", ")))
+    if names.options:
+        parts.append(t["d_options"].format(names=_names(names.options, ", ")))
+    if names.added:
+        parts.append(t["d_added"].format(names=_names(names.added, ", ")))
+    if names.removed:
+        parts.append(t["d_removed"].format(names=_names(names.removed, ", ")))
+    if not parts and names.within:
+        parts.append(t["d_changed"].format(names=_names(names.within, ", ")))
     return t["d_sep"].join(parts) or None
 
 
-def functions_changed(f: Facts) -> list[str]:
-    """The functions and classes the project's changed lines sit in (the hunks' context)."""
-    found = [m.group(1) for d in project_diffs(f) for c in d.contexts if (m := _DEF.match(c))]
-    return [_call(n) for n in dict.fromkeys(found)]
-
-
-def summary(pr: PullRequest, f: Facts, t: dict[str, str]) -> str:
-    more = detail(pr, f, t)
+def summary(pr: PullRequest, f: Facts, names: Names, t: dict[str, str]) -> str:
+    more = detail(f, names, t)
     return t["summary_with_detail"].format(title=title_line(pr), detail=more) if more else title_line(pr)
 
 
 def watch(
-    pr: PullRequest, f: Facts, risks: list[RiskLabel], harm: str | None, t: dict[str, str]
+    pr: PullRequest, f: Facts, names: Names, risks: list[RiskLabel], harm: str | None, t: dict[str, str]
 ) -> list[str]:
     """Up to three behaviours a reviewer should check: the weightiest risks first, told as behaviour."""
     lang = t["lang"]
-    _, new, gone = changed_names(f)
-    names = list(dict.fromkeys([*(_call(n) for n in [*new, *gone]), *functions_changed(f)]))
-    area = _names(names, ", ") if names else t["w_area"].format(modules=", ".join(f.modules[:2]) or pr.title)
+    touched = list(dict.fromkeys([*names.added, *names.removed, *names.within]))
+    area = (
+        _names(touched, ", ") if touched else t["w_area"].format(modules=", ".join(f.modules[:2]) or pr.title)
+    )
     points = []
     for r in risks:
         if r.label == "core_path":

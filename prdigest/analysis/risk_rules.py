@@ -37,6 +37,7 @@ Evidence = Finding | tuple[str, str] | None
 
 # An option definition: argparse, click, typer. The flag may sit on the call's line or the next ones.
 _OPTION_CALL = re.compile(r"\b(add_argument|\.option|Option|add_option)\s*\(")
+_OPTION_WORDS = ("add_argument", "option", "Option")
 _QUOTED_FLAG = re.compile(r"""["'](--[a-zA-Z0-9][\w-]*)["']""")
 # A config field: "    name: type = default" inside a dataclass or pydantic model.
 _FIELD = re.compile(r"^\s{4,}([a-z_][a-z0-9_]*)\s*:\s*[\w\[\]., |\"']+?(?:=\s*(.+?))?\s*(?:#.*)?$")
@@ -60,6 +61,8 @@ _NEGATED = re.compile(r"\b(no|not|non|without|never)\b[\w\s-]{0,12}$", re.I)
 def option_flags(lines: list[str]) -> set[str]:
     """Flags defined in these lines: a quoted --flag on an option call's line or the two after it."""
     flags: set[str] = set()
+    if not any(word in line for line in lines for word in _OPTION_WORDS):
+        return flags
     for i, line in enumerate(lines):
         if _OPTION_CALL.search(line):
             for near in lines[i : i + 3]:
@@ -227,14 +230,22 @@ _SECURITY_TEXT = re.compile(
 )
 
 
-def _dangerous(line: str, product: bool) -> bool:
-    lowered = line.lower()
-    if _SECRET_LITERAL.search(line) or _SECRET_FORWARD.search(line):
+_SECRET_WORDS = ("password", "passwd", "secret", "api_key", "apikey", "_token", "private_key")
+_Pattern = tuple[str, re.Pattern[str], bool]
+
+
+def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
+    """The patterns whose word a file's lines hold, and whether credentials may be among them: most files
+    hold none, and a line is then never read."""
+    lowered = text.lower()
+    words = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2])]
+    return words, any(w in lowered for w in _SECRET_WORDS)
+
+
+def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
+    if secrets and (_SECRET_LITERAL.search(line) or _SECRET_FORWARD.search(line)):
         return True
-    return any(
-        word in lowered and pattern.search(line) and (product or not only_product)
-        for word, pattern, only_product in _DANGEROUS
-    )
+    return any(word in line.lower() and pattern.search(line) for word, pattern, _ in patterns)
 
 
 def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
@@ -242,20 +253,27 @@ def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
     other side of the diff does not hold too (a workflow split in two moves its secrets, it adds none)."""
     deleted = {x.path for x in pr.files or [] if x.status == "removed"}
     diffs = f.diffs_where(lambda p: not (is_test(p) or is_doc(p)))
+    sides = []
+    for how in ("added", "removed"):
+        for d in diffs:
+            lines = d.added if how == "added" else d.removed
+            if lines and not (how == "removed" and d.path in deleted):
+                patterns, secrets = _patterns_in("\n".join(lines), product=not is_support(d.path))
+                if patterns or secrets:
+                    sides.append((how, lines, patterns, secrets))
+    if not sides:
+        return None
     added = {" ".join(line.split()) for d in diffs for line in d.added}
     removed = {" ".join(line.split()) for d in diffs for line in d.removed}
-    for how, other in (("added", removed), ("removed", added)):
-        for d in diffs:
-            if how == "removed" and d.path in deleted:
-                continue
-            product = not is_support(d.path)
-            for line in d.added if how == "added" else d.removed:
-                if (
-                    not _COMMENT.match(line)
-                    and _dangerous(line, product)
-                    and " ".join(line.split()) not in other
-                ):
-                    return line.strip(), how
+    for how, lines, patterns, secrets in sides:
+        other = removed if how == "added" else added
+        for line in lines:
+            if (
+                not _COMMENT.match(line)
+                and _dangerous(line, patterns, secrets)
+                and " ".join(line.split()) not in other
+            ):
+                return line.strip(), how
     return None
 
 

@@ -275,6 +275,7 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
     risks = risks_for(pr, f, tags, t)
     imp, imp_parts = importance(pr, f, tags, risks, t)
     harm = fixed_harm(pr, f, tags)
+    names = pr_text.changed_names(f)
     ins, ins_parts = insight(pr, f, tags, t)
     unresolved = [
         f"{th.path or '-'}: {quote(th.body)}"
@@ -284,7 +285,7 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
     return PRAnalysis(
         repo=pr.repo,
         number=pr.number,
-        summary=pr_text.summary(pr, f, t),
+        summary=pr_text.summary(pr, f, names, t),
         explanation=t["explanation"].format(
             files=len(f.paths) if f.paths is not None else "?",
             modules=", ".join(f.modules[:3]) or "-",
@@ -295,7 +296,7 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
         insight=ins,
         tags=tags,
         risks=risks,
-        watch=pr_text.watch(pr, f, risks, harm, t),
+        watch=pr_text.watch(pr, f, names, risks, harm, t),
         unresolved=unresolved,
         related=pr.related,
         reasons=[f"{t['importance']} {name} +{value:.1f}" for name, value in imp_parts]

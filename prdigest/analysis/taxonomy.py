@@ -207,14 +207,17 @@ def _glob_pattern(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in variants) or "(?!)")
 
 
+@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
 def is_test(path: str) -> bool:
     return matches(path, TEST_GLOBS)
 
 
+@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
 def is_doc(path: str) -> bool:
     return matches(path, DOC_GLOBS) and not is_test(path)
 
 
+@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
 def is_ci(path: str) -> bool:
     return matches(path, CI_GLOBS)
 
@@ -222,14 +225,17 @@ def is_ci(path: str) -> bool:
 EXAMPLE_GLOBS = ("examples/**", "**/examples/**", "example/**", "**/experimental/**")
 
 
+@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
 def is_example(path: str) -> bool:
     return matches(path, EXAMPLE_GLOBS)
 
 
+@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
 def is_support(path: str) -> bool:
     return matches(path, SUPPORT_GLOBS)
 
 
+@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
 def is_dependency(path: str) -> bool:
     return matches(path, DEPENDENCY_GLOBS)
 
