@@ -35,20 +35,14 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from prdigest.analysis.risk_rules import JUDGEMENT_LABELS  # noqa: E402
 from prdigest.config import Settings, load_settings  # noqa: E402
 from prdigest.models import Report, Window  # noqa: E402
 from prdigest.pipeline import make_report  # noqa: E402
 from prdigest.sources.gitlog import GitSource  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
-JUDGED = (
-    "config_breaking",
-    "tests_removed",
-    "security_sensitive",
-    "perf_regression",
-    "no_tests",
-    "dependency_change",
-)
+JUDGED = JUDGEMENT_LABELS
 FIGURES = ("risk_precision", "risk_recall", "key_recall", "spearman", "story_f1", "risk_level_ok")
 
 

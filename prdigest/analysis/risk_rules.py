@@ -25,6 +25,17 @@ from prdigest.analysis.taxonomy import (
 from prdigest.models import PullRequest
 
 
+# The labels these rules judge (the others are facts: reviews, checks, forks, core paths).
+JUDGEMENT_LABELS = (
+    "config_breaking",
+    "tests_removed",
+    "security_sensitive",
+    "perf_regression",
+    "no_tests",
+    "dependency_change",
+)
+
+
 class Finding(NamedTuple):
     evidence: str
     source: str  # diff, title, body, paths, reviews, checks
