@@ -24,7 +24,6 @@ from prdigest.analysis.taxonomy import (
 )
 from prdigest.models import PullRequest
 
-
 # The labels these rules judge (the others are facts: reviews, checks, forks, core paths).
 JUDGEMENT_LABELS = (
     "config_breaking",
