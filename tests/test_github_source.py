@@ -606,7 +606,10 @@ def test_fetch_diff_is_one_capped_request_then_cached_for_good(
 ) -> None:
     pr = fake.repos[REPO].add(
         merged_at=WEEK.start + timedelta(days=2),
-        files=[FakeFile("core/engine.py", DIFF_LINES_PER_PR, 50, "MODIFIED"), FakeFile("new.py", 5, 0, "ADDED")],
+        files=[
+            FakeFile("core/engine.py", DIFF_LINES_PER_PR, 50, "MODIFIED"),
+            FakeFile("new.py", 5, 0, "ADDED"),
+        ],
     )
     excerpt = client.fetch_diff(REPO, pr.number, store)
 
