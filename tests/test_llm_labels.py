@@ -284,3 +284,6 @@ def test_the_merge_keeps_the_models_judgement_and_the_rules_facts(store: Store, 
         *((r.label, r.evidence) for r in rules[BREAKING].risks if r.label in FACT_LABELS),
     ]
     assert (analyses[9301].importance, analyses[BREAKING].importance) == (4, 9)
+    # The rules saw the option removed (users break); the model's confirmed label keeps that for the level.
+    assert next(r for r in rules[BREAKING].risks if r.label == "config_breaking").breaks
+    assert next(r for r in analyses[BREAKING].risks if r.label == "config_breaking").breaks

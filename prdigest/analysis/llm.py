@@ -1208,7 +1208,13 @@ def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -
     Merged on use, not in the cache: a new rules engine changes the facts without a new LLM call.
     """
     keep = {*window, analysis.number, *analysis.related}
-    judged = [r for r in analysis.risks if r.label in JUDGED_LABELS]  # caches of older prompts had more
+    # A label the model confirms keeps what the rules' evidence showed: users break (RiskLabel.breaks).
+    breaking = {r.label for r in rules.risks if r.breaks}
+    judged = [  # caches of older prompts had more labels
+        r.model_copy(update={"breaks": r.breaks or r.label in breaking})
+        for r in analysis.risks
+        if r.label in JUDGED_LABELS
+    ]
     facts = [r for r in rules.risks if r.label in FACT_LABELS]
     return analysis.model_copy(
         update={
