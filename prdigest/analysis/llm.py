@@ -50,6 +50,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 from prdigest.analysis.facts import clean_body
 from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.report import enforce_citations
+from prdigest.analysis.risk_rules import JUDGEMENT_LABELS
 from prdigest.analysis.rules import RISK_RULES
 from prdigest.analysis.taxonomy import is_test, known_tags, taxonomy_hash
 from prdigest.config import Taxonomy
@@ -84,14 +85,7 @@ MAX_TEXT = 1500  # characters of any one text an LLM returns
 MAX_ITEMS = 8  # items of any one list an LLM returns
 MAX_THEMES = 5
 # Labels the model judges from the PR's text and diff (the rules' findings are hints to it) ...
-JUDGED_LABELS = (
-    "config_breaking",
-    "tests_removed",
-    "security_sensitive",
-    "perf_regression",
-    "no_tests",
-    "dependency_change",
-)
+JUDGED_LABELS = JUDGEMENT_LABELS
 # ... and labels of facts it cannot check (reviews, checks, forks, core paths): the rules' alone.
 FACT_LABELS = tuple(label for label in RISK_RULES if label not in JUDGED_LABELS)
 # Scores that do not rank PRs: all equal over this many LLM analyses, or all 10 over two.
