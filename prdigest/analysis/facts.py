@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from prdigest.analysis.taxonomy import is_ci, is_core, is_doc, is_support, is_test, module_of
+from prdigest.analysis.taxonomy import is_ci, is_core, is_dependency, is_doc, is_support, is_test, module_of
 from prdigest.config import Taxonomy
 from prdigest.models import PullRequest
 
@@ -27,7 +27,7 @@ class Facts:
     churn: int
     paths: list[str] | None
     code_paths: list[str]  # neither tests, docs nor CI
-    product_paths: list[str]  # code that ships: not examples, scripts, tools or images either
+    product_paths: list[str]  # code that ships: not examples, scripts, tools, images or manifests either
     test_paths: list[str]
     core_paths: list[str]
     modules: list[str]
@@ -73,7 +73,7 @@ def facts(pr: PullRequest, taxonomy: Taxonomy) -> Facts:
         churn=pr.additions + pr.deletions,
         paths=paths,
         code_paths=code,
-        product_paths=[p for p in code if not is_support(p)],
+        product_paths=[p for p in code if not (is_support(p) or is_dependency(p))],
         test_paths=[p for p in paths or [] if is_test(p)],
         core_paths=[p for p in paths or [] if is_core(p, taxonomy)],
         modules=sorted(churn_by_module, key=lambda m: -churn_by_module[m]),
