@@ -13,7 +13,7 @@ from typing import NamedTuple
 from prdigest.analysis.facts import Facts
 from prdigest.analysis.risk_rules import option_flags, project_diffs
 from prdigest.analysis.taxonomy import is_kind_word, parse_title
-from prdigest.i18n import risk_name
+from prdigest.i18n import detect_lang, risk_name, texts
 from prdigest.models import PullRequest, RiskLabel
 
 _DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
@@ -100,7 +100,15 @@ def detail(f: Facts, names: Names, t: dict[str, str]) -> str | None:
 
 def summary(pr: PullRequest, f: Facts, names: Names, t: dict[str, str]) -> str:
     more = detail(f, names, t)
-    return t["summary_with_detail"].format(title=title_line(pr), detail=more) if more else title_line(pr)
+    if not more:
+        return title_line(pr)
+    # The description keeps its own language; the sentence mark follows it, not the report's.
+    joined = (
+        t["summary_with_detail"]
+        if detect_lang(more) == t["lang"]
+        else texts(detect_lang(more))["summary_with_detail"]
+    )
+    return joined.format(title=title_line(pr), detail=more)
 
 
 def watch(
