@@ -1,22 +1,35 @@
 """Build the Report: figures computed from the PR data, sections derived from the analyses.
 
 Nothing here is generated: counts, shares, hot files and risk counts are code,
-themes are PRs grouped by topic and told in merge order, observations and
-recommendations come from the risk labels and their evidence. Every PR a
+themes are the week's stories (stories.py: PRs tied by code, references and
+words), observations come from the risk labels and their evidence, and
+recommendations from what the PRs behind each label did. Every PR a
 section cites is a PR of the window (`enforce_citations`).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from prdigest.analysis.risk_level import risk_level
 from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.analysis.taxonomy import is_ci, is_doc, is_test, module_of, parse_title
+from prdigest.analysis.stories import (
+    find_stories,
+    headline,
+    listed,
+    n_prs,
+    pr_kind,
+    spaced,
+    story_kind,
+    tell,
+    topic_of,
+)
 from prdigest.config import ReportSettings, Taxonomy
 from prdigest.i18n import report_texts, risk_name
+from prdigest.i18n.report import tag_name
 from prdigest.models import (
     DirectPush,
     HotFile,
@@ -34,7 +47,6 @@ from prdigest.models import (
 
 MAX_THEMES = 5
 MIN_THEMES = 3
-STORY_STEPS = 6
 
 
 def build_report(
@@ -74,14 +86,14 @@ def build_report(
     if analyses:
         _add_analysis_figures(report, key, analyses)
         t = report_texts(lang, window.since, window.until)
-        by_number = {p.number: p for p in merged}
-        report.themes = build_themes(merged, analyses, taxonomy or Taxonomy(), t)
+        told = build_themes(merged, analyses, window, t)
+        report.themes = [theme for _, theme in told]
         report.risk_observations = build_observations(report, analyses, t, lang)
-        report.recommendations = build_recommendations(report, by_number, t)
+        report.recommendations = build_recommendations(report, analyses, t)
         report.risk_level = risk_level(
             [r for p in merged if p.number in analyses for r in analyses[p.number].risks]
         )
-        report.summary = build_summary(report, t, lang)
+        report.summary = build_summary(report, analyses, t, lang, [topic for topic, _ in told])
     enforce_citations(report)
     return report
 
@@ -180,77 +192,22 @@ def _report_pr(p: PullRequest, analysis: PRAnalysis | None, key: bool) -> Report
 # --- themes ---------------------------------------------------------------------------
 
 
-def topics_of(pr: PullRequest, analysis: PRAnalysis, taxonomy: Taxonomy) -> list[str]:
-    """What a PR is about, most specific first: repository tags, title scope, module, area."""
-    topics = [tag for tag in analysis.tags if tag in taxonomy.tags]
-    parsed = parse_title(pr.title)
-    if parsed.scope:
-        topics.append(parsed.scope.split(",")[0].strip())
-    topics += [b for b in parsed.brackets if b not in ("fix", "feat")]
-    churn: Counter[str] = Counter()
-    for f in pr.files or []:
-        if not (is_test(f.path) or is_doc(f.path) or is_ci(f.path) or "/" not in f.path):
-            # tests and docs follow their subject; root files (pyproject, setup.py) name no module
-            churn[module_of(f.path)] += (f.additions or 0) + (f.deletions or 0) + 1
-    topics += [m for m, _ in churn.most_common(2)]
-    if not churn:  # a docs, tests or CI change: its area is its topic
-        topics += [tag for tag in ("ci", "docs", "testing", "dependency") if tag in analysis.tags]
-    return list(dict.fromkeys(t for t in topics if t))
-
-
 def build_themes(
-    merged: list[PullRequest], analyses: dict[int, PRAnalysis], taxonomy: Taxonomy, t: dict[str, str]
-) -> list[Theme]:
-    """3-5 topics that cover the most important PRs, each told as a story in merge order."""
+    merged: list[PullRequest], analyses: dict[int, PRAnalysis], window: Window, t: dict[str, str]
+) -> list[tuple[str, Theme]]:
+    """3-5 stories of PRs tied by code, references and vocabulary (see stories.py), the weightiest first,
+    each with its subject."""
     analysed = [p for p in merged if p.number in analyses]
-    topics = {p.number: topics_of(p, analyses[p.number], taxonomy) for p in analysed}
-    unassigned = {p.number for p in analysed}
-    themes: list[Theme] = []
-    while len(themes) < MAX_THEMES:
-        weight: dict[str, float] = defaultdict(float)
-        members: dict[str, list[int]] = defaultdict(list)
-        for number in unassigned:
-            # A PR counts most for its most specific topic, so generic areas do not swallow the week.
-            for rank, topic in enumerate(topics[number]):
-                weight[topic] += (1 + analyses[number].importance) / (1 + rank)
-                members[topic].append(number)
-        candidates = [topic for topic in weight if len(members[topic]) >= 2]
-        if not candidates:
-            break
-        best = max(candidates, key=lambda topic: (weight[topic], topic))
-        chosen = [p for p in analysed if p.number in members[best]]  # merge order
-        themes.append(_theme(best, chosen, analyses, t))
-        unassigned -= {p.number for p in chosen}
+    importance = {n: a.importance for n, a in analyses.items()}
+    found = find_stories(analysed, importance, limit=MAX_THEMES, minimum=MIN_THEMES)
+    themes = []
+    told: Counter[str] = Counter()  # stories of one kind are told in turns of phrase of their own
+    for story in found:
+        kind = story_kind(story.prs, analyses)
+        topic = topic_of(story, analysed)
+        themes.append((topic, tell(story, analyses, topic, window, t, variant=told[kind])))
+        told[kind] += 1
     return themes
-
-
-def _theme(topic: str, prs: list[PullRequest], analyses: dict[int, PRAnalysis], t: dict[str, str]) -> Theme:
-    numbers = [p.number for p in prs if p.number is not None]
-    lead = lead_kind(Counter(tag for n in numbers for tag in analyses[n].tags), len(numbers))
-    steps = []
-    for i, p in enumerate(prs[:STORY_STEPS]):
-        word = t["story_first"] if i == 0 else (t["story_finally"] if i == len(prs) - 1 else t["story_then"])
-        steps.append(
-            t["story_step"].format(word=word, number=p.number, summary=analyses[p.number or 0].summary)
-        )
-    if len(prs) > STORY_STEPS:
-        steps.append(t["story_more"].format(n=len(prs) - STORY_STEPS))
-    risks = Counter(r.label for n in numbers for r in analyses[n].risks)
-    cost = t["story_cost"].format(
-        n=len(prs),
-        additions=sum(p.additions for p in prs),
-        deletions=sum(p.deletions for p in prs),
-        risks=", ".join(f"{risk_name(label, t['lang'])} ×{c}" for label, c in risks.most_common(3))
-        or t["no_risks"],
-    )
-    ranked = sorted(numbers, key=lambda n: (-analyses[n].importance, n))
-    return Theme(
-        title=t["theme_title"].format(topic=topic, n=len(prs), lead=t.get(f"kind_{lead}", lead or "-")),
-        prs=numbers,
-        story=t["story_sep"].join(steps) + t["story_end"] + cost,
-        trend=t.get(f"trend_{lead}", t["trend_mixed"]),
-        representative=ranked[:8],
-    )
 
 
 _CHANGE_KINDS = ("feature", "bugfix", "performance", "refactor", "security")
@@ -301,12 +258,10 @@ def build_observations(
 
 
 def build_recommendations(
-    report: Report, by_number: dict[int | None, PullRequest], t: dict[str, str]
+    report: Report, analyses: dict[int, PRAnalysis], t: dict[str, str]
 ) -> list[Recommendation]:
-    recs = []
-    for obs in report.risk_observations[:6]:
-        prs = obs.prs[:5]
-        recs.append(Recommendation(text=t[f"rec_{obs.label}"].format(prs=_cite(prs)), prs=prs))
+    """What to do about each of the weightiest risks, said from what its PRs did, and about the hot files."""
+    recs = [rec for obs in report.risk_observations[:6] for rec in _recommend(obs, analyses, t)]
     hot = [h for h in report.stats.hot_files if len(h.prs) >= report.stats.hot_file_min_prs][:3]
     if hot:
         prs = sorted({n for h in hot for n in h.prs})[:6]
@@ -315,9 +270,62 @@ def build_recommendations(
     return recs
 
 
-def build_summary(report: Report, t: dict[str, str], lang: str) -> str:
+# Words that say a PR fixes a security problem rather than adds code where a mistake would be one.
+_SECURITY_FIX = re.compile(
+    r"\b(security|vulnerab\w*|cve-\d+|exploit\w*|injection|sanitiz\w*|escap\w+|harden\w*|unsafe|insecure"
+    r"|travers\w*|xss|csrf|ssrf|leak\w*|expos\w*|privilege\w*|permission\w*|auth\w*)\b",
+    re.I,
+)
+_OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
+EVIDENCE_CHARS = 80
+
+
+def _recommend(
+    obs: RiskObservation, analyses: dict[int, PRAnalysis], t: dict[str, str]
+) -> list[Recommendation]:
+    prs = obs.prs[:5]
+    evidence = {n: next((r.evidence for r in analyses[n].risks if r.label == obs.label), "") for n in prs}
+
+    def items(numbers: list[int], what) -> str:
+        return t["rec_sep"].join(t["rec_item"].format(number=n, what=what(n)) for n in numbers)
+
+    def quoted(n: int) -> str:
+        return _cut(evidence[n], EVIDENCE_CHARS)
+
+    def rec(key: str, numbers: list[int], **fields: str) -> Recommendation:
+        return Recommendation(text=t[key].format(prs=_cite(numbers), **fields), prs=numbers)
+
+    label = obs.label
+    if label == "security_sensitive":  # a fix is to be shipped; new sensitive code is to be audited
+        fixes = [n for n in prs if _fixes_security(analyses[n])]
+        others = [n for n in prs if n not in fixes]
+        return [rec("rec_security_fix", fixes)] * bool(fixes) + [
+            rec("rec_security_audit", others, items=items(others, quoted))
+        ] * bool(others)
+    if label == "no_tests":  # a fix wants a test of what it fixed; new logic wants tests of its own
+        fixes = [n for n in prs if pr_kind(analyses[n]) == "bugfix"]
+        others = [n for n in prs if n not in fixes]
+        out = [rec("rec_no_tests_fix", fixes)] if fixes else []
+        return out + ([rec("rec_no_tests_change", others)] if others else [])
+    if label == "config_breaking":  # name the options the migration note must cover
+
+        def options(n: int) -> str:
+            return ", ".join(_OPTION.findall(evidence[n])[:4]) or quoted(n)
+
+        return [rec("rec_config_breaking", prs, items=items(prs, options))]
+    if label == "core_path":
+        return [rec("rec_core_path", prs, items=items(prs, lambda n: headline(analyses[n].summary)))]
+    if label in ("tests_removed", "dependency_change", "perf_regression"):
+        return [rec(f"rec_{label}", prs, items=items(prs, quoted))]
+    return [rec(f"rec_{label}", prs)]
+
+
+def build_summary(
+    report: Report, analyses: dict[int, PRAnalysis], t: dict[str, str], lang: str, threads: list[str]
+) -> str:
+    """The week's figures, then its judgement: what it was about, its main threads, what drives its risk."""
     s = report.stats
-    tags = ", ".join(f"{tag} ({n})" for tag, n in list(s.tags.items())[:5]) or "-"
+    tags = ", ".join(f"{tag_name(tag, lang)} ({n})" for tag, n in list(s.tags.items())[:5]) or "-"
     top = list(s.authors.items())[:4]
     share = sum(s.author_share[a] for a, _ in top)
     authors = ", ".join(f"{a} ({n})" for a, n in top) or "-"
@@ -327,10 +335,13 @@ def build_summary(report: Report, t: dict[str, str], lang: str) -> str:
         or t["no_risks"]
     )
     lead = lead_kind(Counter(s.tags), s.merged_prs)
-    return t["summary_para"].format(
+    quoted = [f"“{topic}”" if lang == "zh" else topic for topic in threads[:3]]
+    along = t["threads_none"] if not quoted else t["threads_one" if len(quoted) == 1 else "threads_many"]
+    judgement = t.get(f"judge_{lead}", t["judge_mixed"]) + along.format(threads=listed(quoted, t))
+    text = t["summary_para"].format(
         since=report.window.since,
         until=report.window.until,
-        merged=s.merged_prs,
+        merged=n_prs(s.merged_prs, t),
         key=s.key_prs,
         imp=s.avg_importance if s.avg_importance is not None else "-",
         ins=s.avg_insight if s.avg_insight is not None else "-",
@@ -339,8 +350,24 @@ def build_summary(report: Report, t: dict[str, str], lang: str) -> str:
         share=f"{share:.0%}",
         hot=hot,
         risks=risks,
-        judgement=t.get(f"judge_{lead}", t["judge_mixed"]) + t[f"level_{report.risk_level}"],
+        judgement=judgement + _level(report, analyses, t, lang),
     )
+    return spaced(text) if lang == "zh" else text
+
+
+def _level(report: Report, analyses: dict[int, PRAnalysis], t: dict[str, str], lang: str) -> str:
+    """The risk level and what drives it: in a high week the risk that breaks users, else the weightiest."""
+    observations = report.risk_observations
+    if not observations:
+        return t["level_low_none"]
+    driver = observations[0]
+    if report.risk_level == "high":
+        breaking = [o for o in observations if _breaks(o, analyses)]
+        driver = (breaking or observations)[0]
+    elif report.risk_level == "medium":
+        driver = next((o for o in observations if RISK_WEIGHT.get(o.label, 0) >= 3), driver)
+    prs = listed([f"#{n}" for n in driver.prs[:3]], t)
+    return t[f"level_{report.risk_level}"].format(driver=risk_name(driver.label, lang), prs=prs)
 
 
 def enforce_citations(report: Report) -> None:
@@ -358,5 +385,20 @@ def enforce_citations(report: Report) -> None:
     report.recommendations = [r for r in report.recommendations if r.prs]
 
 
+def _fixes_security(analysis: PRAnalysis) -> bool:
+    """A fix whose tags or summary say the problem it fixes is a security one."""
+    secure = "security" in analysis.tags or _SECURITY_FIX.search(analysis.summary)
+    return pr_kind(analysis) == "bugfix" and bool(secure)
+
+
+def _breaks(obs: RiskObservation, analyses: dict[int, PRAnalysis]) -> bool:
+    return any(r.breaks for n in obs.prs for r in analyses[n].risks if r.label == obs.label)
+
+
 def _cite(numbers: list[int]) -> str:
     return " ".join(f"#{n}" for n in numbers)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from prdigest.i18n import report_texts, risk_name, texts
+from prdigest.i18n.report import tag_name
 from prdigest.models import Report, is_iso_week
-from prdigest.render.sanitize import clean, defuse
+from prdigest.render.sanitize import clean
+
+# What a Markdown client would turn into a mention or a link: "@name", "scheme://...", "www.x".
+# Such runs become code spans, which no client links or mentions, so "@pytest" reads as written.
+_LIVE = re.compile(
+    r"@[A-Za-z0-9_.\-/]*"  # a mention's name
+    r"|(?:\b[A-Za-z][A-Za-z0-9+.-]*://|\b[Ww]{3}\.)[^\s`|\\<>\u0080-\uffff]*",  # a URL: ASCII up to a space
+)
+_MARKUP = re.compile(r"([\\`*_\[\]<>|~])")
 
 
 def escape(text: str) -> str:
-    """Keep PR text inert: one line, no markup, no links (bare URLs too), no @mentions, no bidi tricks."""
-    text = defuse(clean(text))
-    for char in "\\`*_[]<>|~":
-        text = text.replace(char, "\\" + char)
-    return text
+    """Keep PR text inert: one line, no markup, no links (bare URLs too), no @mentions, no bidi tricks.
+
+    Markup characters get a backslash ("<=0.36" stays "<=0.36" on screen); mentions and URLs go into
+    code spans. Nothing is inserted inside a word, so the text reads and copies as written."""
+    text = clean(text)
+    out, last = [], 0
+    for m in _LIVE.finditer(text):
+        out += [_MARKUP.sub(r"\\\1", text[last : m.start()]), f"`{m.group(0)}`"]
+        last = m.end()
+    return "".join([*out, _MARKUP.sub(r"\\\1", text[last:])])
 
 
 def title(report: Report) -> str:
@@ -50,7 +65,8 @@ def _summary(report: Report, t: dict[str, str]) -> list[str]:
         f"- {t['merged_prs']}: {s.merged_prs} · {t['key_prs']}: {s.key_prs} · {t['avg_scores']}: {avg}"
     )
     if s.tags:
-        out.append(f"- {t['tags']}: " + ", ".join(f"{escape(k)} ({n})" for k, n in s.tags.items()))
+        tags = ", ".join(f"{escape(tag_name(k, report.lang))} ({n})" for k, n in s.tags.items())
+        out.append(f"- {t['tags']}: {tags}")
     if s.authors:
         out.append(
             f"- {t['authors']}: "
@@ -62,7 +78,8 @@ def _summary(report: Report, t: dict[str, str]) -> list[str]:
         out.append(f"- {t['hot_files'].format(n=s.hot_file_min_prs)}: {hot}{more}")
     if s.risks:
         risks = ", ".join(f"{risk_name(k, report.lang)} ({n})" for k, n in s.risks.items())
-        out.append(f"- {t['risk_counts']}: {risks} · {t['risk_level']}: {report.risk_level}")
+        level = t[f"level_name_{report.risk_level}"]
+        out.append(f"- {t['risk_counts']}: {risks} · {t['risk_level']}: {level}")
     out += [f"- {t['per_day']}: " + ", ".join(f"{_day(d)} {n}" for d, n in s.per_day.items()), ""]
     return out
 

@@ -1,0 +1,261 @@
+"""The week's stories: PRs grouped by what ties them (subsystem, files, references, words), then told."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from prdigest.analysis import stories
+from prdigest.analysis.report import build_report
+from prdigest.analysis.stories import find_stories, spaced, subsystem, tell, topic_of
+from prdigest.config import ReportSettings
+from prdigest.i18n import texts
+from prdigest.models import FileChange, PRAnalysis, PullRequest, RiskLabel, Window
+
+REPO = "acme/engine"
+WEEK = Window(since=date(2030, 3, 4), until=date(2030, 3, 10), tz="UTC")
+START = datetime(2030, 3, 4, 9, tzinfo=UTC)
+
+
+def pr(
+    number: int,
+    title: str,
+    files: list[str],
+    *,
+    body: str = "",
+    related: list[int] | None = None,
+    author: str | None = None,
+    hours: float | None = None,
+) -> PullRequest:
+    return PullRequest(
+        repo=REPO,
+        number=number,
+        title=title,
+        body=body,
+        author=author or f"dev{number}",  # one author each: no stack ties unless a test wants them
+        merged_at=START + timedelta(hours=hours if hours is not None else 3 * (number - 100)),
+        files=[FileChange(path=f, additions=20, deletions=5) for f in files],
+        additions=20 * len(files),
+        deletions=5 * len(files),
+        related=related or [],
+    )
+
+
+def analysis(
+    p: PullRequest, importance: float, tags: list[str], risks: list[RiskLabel] | None = None
+) -> PRAnalysis:
+    assert p.number is not None
+    return PRAnalysis(
+        repo=REPO,
+        number=p.number,
+        summary=p.title.split(": ", 1)[-1],
+        importance=importance,
+        insight=3,
+        tags=tags,
+        risks=risks or [],
+    )
+
+
+# A week of a storage engine: a tiered-cache feature and its fix, a WAL rework, a metrics exporter,
+# and unrelated PRs in the same top folder ("engine/") that no story should swallow.
+CACHE = [
+    pr(
+        101,
+        "feat(cache): add a tiered eviction policy",
+        ["engine/cache/tiered/policy.py", "engine/cache/tiered/__init__.py", "tests/cache/test_tiered.py"],
+    ),
+    pr(
+        104,
+        "cache: expose tiered eviction statistics",
+        ["engine/cache/tiered/stats.py", "engine/cache/tiered/policy.py"],
+    ),
+    pr(
+        109,
+        "fix: off-by-one in the eviction window",
+        ["engine/cache/tiered/policy.py", "tests/cache/test_tiered.py"],
+        body="Fixes a regression from #101.",
+    ),
+]
+WAL = [
+    pr(
+        102,
+        "feat(wal): group commit for the write-ahead log",
+        ["engine/storage/wal/writer.py", "engine/storage/wal/commit.py"],
+    ),
+    pr(
+        106,
+        "wal: fsync batching behind group commit",
+        ["engine/storage/wal/writer.py", "engine/storage/wal/fsync.py"],
+    ),
+]
+METRICS = [
+    pr(
+        103,
+        "feat(metrics): prometheus exporter",
+        ["engine/metrics/exporter/prometheus.py", "engine/metrics/exporter/__init__.py"],
+    ),
+    pr(
+        107,
+        "metrics: label the prometheus exporter by shard",
+        ["engine/metrics/exporter/prometheus.py", "engine/metrics/labels.py"],
+    ),
+]
+UNRELATED = [
+    pr(105, "fix: parse IPv6 hosts in the admin CLI", ["engine/admin/cli.py"]),
+    pr(108, "docs: fix a typo in the README", ["README.md"]),
+    pr(110, "refactor: rename the query planner's cost model", ["engine/query/planner/cost.py"]),
+]
+WEEK_PRS = sorted(CACHE + WAL + METRICS + UNRELATED, key=lambda p: p.merged_at)
+IMPORTANCE = {101: 8, 102: 7, 103: 6, 104: 5, 105: 6.5, 106: 5, 107: 4, 108: 1, 109: 4, 110: 5.5}
+TAGS = {n: ["feature"] for n in (101, 102, 103, 104, 107)} | {
+    105: ["bugfix"],
+    106: ["performance"],
+    108: ["docs"],
+    109: ["bugfix", "testing"],
+    110: ["refactor"],
+}
+ANALYSES = {p.number: analysis(p, IMPORTANCE[p.number or 0], TAGS[p.number or 0]) for p in WEEK_PRS}
+
+
+def groups(prs: list[PullRequest] = WEEK_PRS, importance: dict[int, float] = IMPORTANCE) -> list[set[int]]:
+    return [{p.number for p in s.prs} for s in find_stories(prs, importance)]
+
+
+def story_of(number: int, found: list[set[int]]) -> set[int]:
+    return next((g for g in found if number in g), set())
+
+
+def test_prs_of_one_subsystem_form_a_story_and_unrelated_prs_of_the_same_top_folder_do_not() -> None:
+    found = groups()
+    assert {101, 104} <= story_of(101, found)
+    assert story_of(102, found) == {102, 106}
+    assert story_of(103, found) == {103, 107}
+    for lone in (105, 108, 110):  # engine/admin, the README, engine/query: in no story
+        assert not story_of(lone, found), (lone, found)
+
+
+def test_a_fix_that_names_an_earlier_pr_joins_its_story() -> None:
+    assert 109 in story_of(101, groups())
+    # By its reference alone, without a file or a word in common:
+    lone_fix = pr(111, "fix: crash on shutdown", ["engine/server/shutdown.py"], body="Regression from #101.")
+    found = groups([*WEEK_PRS, lone_fix], {**IMPORTANCE, 111: 5})
+    assert 111 in story_of(101, found)
+
+
+def test_a_revert_joins_the_pr_it_reverts() -> None:
+    revert = pr(
+        112, 'Revert "feat(wal): group commit for the write-ahead log"', ["engine/storage/wal/commit.py"]
+    )
+    found = groups([*WEEK_PRS, revert], {**IMPORTANCE, 112: 3})
+    assert 112 in story_of(102, found)
+    (story,) = [
+        s
+        for s in find_stories([*WEEK_PRS, revert], {**IMPORTANCE, 112: 3})
+        if 112 in {p.number for p in s.prs}
+    ]
+    assert (112, 102, "revert") in story.references
+
+
+def test_one_authors_consecutive_unrelated_prs_are_no_story() -> None:
+    stack = [
+        pr(201, "fix: parse IPv6 hosts in the admin CLI", ["engine/admin/cli.py"], author="sam", hours=50),
+        pr(
+            202,
+            "refactor: rename the query planner's cost model",
+            ["engine/query/planner/cost.py"],
+            author="sam",
+            hours=50.2,
+        ),
+    ]
+    found = groups([*CACHE, *WAL, *stack], {**IMPORTANCE, 201: 6, 202: 6})
+    assert not story_of(201, found) and not story_of(202, found)
+    assert min(stories.THRESHOLDS) > stories.W_STACK  # a stack is a hint, never a story by itself
+
+
+def test_a_numbered_series_by_one_author_is_one_story() -> None:
+    series = [
+        pr(301, "(1/3) feat: storage contract", ["engine/a/x.py"], author="kim", hours=60),
+        pr(302, "(2/3) feat: offline backend", ["engine/b/y.py"], author="kim", hours=61),
+        pr(303, "(3/3) feat: wire it into the harness", ["engine/c/z.py"], author="kim", hours=62),
+    ]
+    found = groups([*WEEK_PRS, *series], {**IMPORTANCE, 301: 4, 302: 4, 303: 4})
+    assert story_of(301, found) == {301, 302, 303}
+
+
+def test_stories_rank_by_the_importance_of_their_prs_and_keep_to_five() -> None:
+    found = find_stories(WEEK_PRS, IMPORTANCE)
+    assert 3 <= len(found) <= 5
+    assert [s.score for s in found] == sorted((s.score for s in found), reverse=True)
+    assert {p.number for p in found[0].prs} >= {101, 104}  # 8 + 5 + 4 outweighs the others
+
+
+def test_the_subsystem_is_the_deepest_folder_most_of_the_story_shares() -> None:
+    assert subsystem(CACHE) == "engine/cache/tiered"
+    assert subsystem(WAL) == "engine/storage/wal"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_story_is_told_in_sentences_of_the_reports_language(lang: str) -> None:
+    t = texts(lang)
+    (story,) = [s for s in find_stories(WEEK_PRS, IMPORTANCE) if 101 in {p.number for p in s.prs}]
+    theme = tell(story, ANALYSES, topic_of(story, WEEK_PRS), WEEK, t)
+    assert set(theme.prs) <= {int(n) for n in re.findall(r"#(\d+)", theme.story)}  # each PR is named
+    assert not re.search(r"先是|随后|\bthen\b", theme.story)  # no chain of titles
+    assert "eviction" in theme.title.lower() and not re.search(r"\d+ (个 )?PRs?", theme.title)
+    assert "engine/cache/tiered" in theme.story  # where the change lives
+    assert "#109" in theme.story and "#101" in theme.story
+    han = re.findall(r"[\u4e00-\u9fff]", theme.story + theme.trend)
+    if lang == "zh":
+        assert len(han) > 20 and "承接了 #101" in theme.story  # the fix's reference to #101 is told
+    else:
+        assert not han and "followed up on #101" in theme.story
+    assert theme.trend and theme.trend not in theme.story
+
+
+def test_stories_of_different_kinds_are_told_differently() -> None:
+    t = texts("en")
+    found = {min(p.number for p in s.prs): s for s in find_stories(WEEK_PRS, IMPORTANCE)}
+    cache, wal = (tell(found[n], ANALYSES, topic_of(found[n], WEEK_PRS), WEEK, t) for n in (101, 102))
+    first = {theme.story.split(" ")[1] for theme in (cache, wal)}
+    assert len(first) == 2 or cache.story[:20] != wal.story[:20]
+
+
+def test_a_removed_option_is_named_in_its_story() -> None:
+    risk = RiskLabel(
+        label="config_breaking",
+        evidence="removes this project's options --legacy-wal",
+        evidence_source="diff",
+    )
+    analyses = {**ANALYSES, 106: analysis(WAL[1], 5, ["refactor"], [risk])}
+    (story,) = [s for s in find_stories(WEEK_PRS, IMPORTANCE) if 102 in {p.number for p in s.prs}]
+    theme = tell(story, analyses, topic_of(story, WEEK_PRS), WEEK, texts("en"))
+    assert "--legacy-wal" in theme.story and "#106" in theme.story
+
+
+def test_the_report_tells_the_stories_and_the_summary_names_their_threads() -> None:
+    report = build_report(
+        REPO,
+        WEEK,
+        WEEK_PRS,
+        source="fixture",
+        unavailable=[],
+        settings=ReportSettings(),
+        analyses=ANALYSES,
+        lang="en",
+    )
+    assert 3 <= len(report.themes) <= 5
+    assert all(len(th.prs) >= 2 for th in report.themes)
+    topic = report.themes[0].title.split(":")[0]
+    assert topic in report.summary  # the summary names the main threads...
+    assert report.themes[0].story not in report.summary  # ...but does not retell them
+    assert len({th.trend for th in report.themes}) >= 2 or len(report.themes) == 1
+
+
+def test_chinese_spacing_between_han_and_latin() -> None:
+    assert (
+        spaced("修复了#12和#13，改动集中在engine/cache，3 个 PR合计")
+        == "修复了 #12 和 #13，改动集中在 engine/cache，3 个 PR 合计"
+    )
+    assert spaced("#12（summary）做了调整") == "#12（summary）做了调整"
