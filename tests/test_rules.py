@@ -298,3 +298,22 @@ def test_a_test_gated_on_hardware_is_not_disabled_and_a_deleted_module_needs_no_
         update={"diff_excerpt": diff("pkg/io.py", "-from pkg.legacy import Writer", "-    Writer.install()")}
     )
     assert "no_tests" not in labels(dropped)
+
+
+def test_a_field_whose_help_text_changes_keeps_its_default() -> None:
+    reworded = make(
+        "docs: clearer help",
+        [("pkg/args.py", 1, 1)],
+        diff_excerpt=diff(
+            "pkg/args.py",
+            '-    model_type: str = field(help="Model type")',
+            '+    model_type: str = field(help="Model type matching the script")',
+        ),
+    )
+    assert "config_breaking" not in labels(reworded)
+    changed = make(
+        "perf: bigger batches",
+        [("pkg/args.py", 1, 1)],
+        diff_excerpt=diff("pkg/args.py", "-    batch_size: int = 32", "+    batch_size: int = 64"),
+    )
+    assert "from 32 to 64" in rules.analyse(changed, Taxonomy(), "en").risks[0].evidence

@@ -97,6 +97,10 @@ def _fields(lines: list[str]) -> dict[str, str]:
     return out
 
 
+# A default worth comparing: a number, a string, a constant or a name; not a call whose help text changed.
+_LITERAL = re.compile(r"""^(-?[\d.e_]+|True|False|None|"[^"]*"|'[^']*'|[A-Za-z_][\w.]*)$""")
+
+
 def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
     """An option line changed in its default alone: (its flag or the file, old default, new default)."""
     removed = {
@@ -109,7 +113,7 @@ def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
             before = _DEFAULT.search(before_line)
             assert before is not None
             old, new = before.group(1).strip(), after.group(1).strip()
-            if old != new and old not in "([{" and new not in "([{":
+            if old != new and _LITERAL.match(old) and _LITERAL.match(new):
                 flags = _QUOTED_FLAG.findall(line) or sorted(option_flags(d.removed))
                 return (flags[0] if len(flags) == 1 else d.path.rsplit("/", 1)[-1]), old, new
     return None
@@ -145,7 +149,11 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
             if new:
                 text = t["ev_config_field_renamed"].format(old=gone[0], new=new[0], path=d.path)
                 return Finding(text, "diff", breaks=True)
-        changed = [n for n in before if n in after and before[n] and after[n] and before[n] != after[n]]
+        changed = [
+            n
+            for n in before
+            if n in after and before[n] != after[n] and _LITERAL.match(before[n]) and _LITERAL.match(after[n])
+        ]
         if changed:
             name = changed[0]
             return t["ev_config_default"].format(
