@@ -259,3 +259,38 @@ def test_chinese_spacing_between_han_and_latin() -> None:
         == "修复了 #12 和 #13，改动集中在 engine/cache，3 个 PR 合计"
     )
     assert spaced("#12（summary）做了调整") == "#12（summary）做了调整"
+
+
+def test_a_landed_stack_is_one_story_even_where_its_parts_share_little() -> None:
+    landed = [
+        pr(
+            401,
+            "Snapshot the argv of every launcher",
+            ["tests/launchers/test_argv.py", "tests/launchers/harness.py"],
+        ),
+        pr(
+            402,
+            "Snapshot the launchers that build their own argv",
+            ["tests/launchers/test_self.py", "tests/launchers/harness.py"],
+        ),
+        pr(
+            403,
+            "Rename exec_command by the resource it needs",
+            ["engine/cmd/exec.py", "engine/cmd/resources.py"],
+        ),
+        pr(
+            404,
+            "Move the exec helpers next to their consumers",
+            ["engine/cmd/exec.py", "engine/cmd/helpers.py"],
+        ),
+    ]
+    landed = [
+        p.model_copy(update={"author": "lee", "merged_at": START + timedelta(days=5, minutes=5 * i)})
+        for i, p in enumerate(landed)
+    ]
+    found = groups([*WEEK_PRS, *landed], {**IMPORTANCE, 401: 4, 402: 4, 403: 4, 404: 4})
+    assert story_of(401, found) == {401, 402, 403, 404}
+    # The same PRs by two authors are two stories: nothing says they are one piece of work.
+    apart = [p.model_copy(update={"author": "lee" if p.number in (401, 402) else "kai"}) for p in landed]
+    found = groups([*WEEK_PRS, *apart], {**IMPORTANCE, 401: 4, 402: 4, 403: 4, 404: 4})
+    assert story_of(401, found) == {401, 402} and story_of(403, found) == {403, 404}

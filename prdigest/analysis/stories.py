@@ -31,11 +31,12 @@ W_REFERENCE = 1.5
 W_SERIES = 1.0  # "(2/4)" and "(3/4)" by one author
 W_STACK = 0.1  # consecutive PRs of one author merged close together: a hint, below every threshold
 # Groups merge while their average tie is at least this; lower levels fill in when too few stories form.
-THRESHOLDS = (0.15, 0.12)
+THRESHOLDS = (0.16, 0.12)
 # Only the most important PRs are grouped: stories are about them, and the cost stays quadratic in this.
 MAX_CANDIDATES = 150
 STACK_NUMBER_GAP = 3
 STACK_TIME_GAP = timedelta(hours=12)
+STACK_LANDING = timedelta(hours=1)  # a stack landed: its PRs merged one after another
 BODY_CHARS = 2000
 
 # Words that name no subject: function words, the verbs of every change, generic code words.
@@ -212,32 +213,56 @@ def references(prs: list[PullRequest], feats: list[Features]) -> dict[tuple[int,
     return out
 
 
-def stacks(prs: list[PullRequest], feats: list[Features]) -> set[tuple[int, int]]:
-    """Pairs in one author's run of near-consecutive PRs merged close together, or in one numbered series."""
+def runs(prs: list[PullRequest], within: timedelta) -> list[list[int]]:
+    """Each author's runs of near-consecutive PRs, each merged within ``within`` of the one before."""
     by_author: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(prs):
         by_author[p.author].append(i)
-    out: set[tuple[int, int]] = set()
+    out: list[list[int]] = []
     for members in by_author.values():
         members.sort(key=lambda i: prs[i].number or 0)
-        runs: list[list[int]] = [[members[0]]] if members else []
+        current = [members[0]]
         for i in members[1:]:
-            last = prs[runs[-1][-1]]
+            last = prs[current[-1]]
             near = (prs[i].number or 0) - (last.number or 0) <= STACK_NUMBER_GAP
-            if near and abs(prs[i].merged_at - last.merged_at) <= STACK_TIME_GAP:
-                runs[-1].append(i)
+            if near and abs(prs[i].merged_at - last.merged_at) <= within:
+                current.append(i)
             else:
-                runs.append([i])
-        for run in runs:
-            out |= {(min(a, b), max(a, b)) for a in run for b in run if a != b}
-        series = [i for i in members if feats[i].series]
-        out |= {
-            (min(a, b), max(a, b))
-            for a in series
-            for b in series
-            if a != b and _same_series(feats[a], feats[b])
-        }
+                out.append(current)
+                current = [i]
+        out.append(current)
+    return [run for run in out if len(run) > 1]
+
+
+def stacks(prs: list[PullRequest], feats: list[Features]) -> set[tuple[int, int]]:
+    """Pairs in one author's run of near-consecutive PRs merged close together, or in one numbered series."""
+    out = {(min(a, b), max(a, b)) for run in runs(prs, STACK_TIME_GAP) for a in run for b in run if a != b}
+    series = [i for i, f in enumerate(feats) if f.series]
+    out |= {
+        (min(a, b), max(a, b))
+        for a in series
+        for b in series
+        if a != b and prs[a].author == prs[b].author and _same_series(feats[a], feats[b])
+    }
     return out
+
+
+def join_stacks(groups: list[list[int]], prs: list[PullRequest]) -> list[list[int]]:
+    """Groups that are mostly one author's stack (three PRs or more landed within the hour) are one story:
+    a stack is one piece of work, even where its parts share few words or files."""
+    stack_of = {i: k for k, run in enumerate(runs(prs, STACK_LANDING)) if len(run) >= 3 for i in run}
+    merged: dict[int, list[int]] = {}
+    out = []
+    for group in groups:
+        owners = Counter(stack_of[i] for i in group if i in stack_of)
+        stack, held = owners.most_common(1)[0] if owners else (None, 0)
+        if len(group) >= 2 and stack is not None and held * 3 >= len(group) * 2:
+            if stack in merged:
+                merged[stack] += group
+                continue
+            merged[stack] = group
+        out.append(group)
+    return [sorted(g) for g in out]
 
 
 def _same_series(a: Features, b: Features) -> bool:
@@ -292,7 +317,9 @@ def find_stories(
     refs = references(candidates, feats)
     chosen: list[list[int]] = []
     for threshold in THRESHOLDS:
-        groups = [g for g in cluster(len(candidates), edges, threshold) if len(g) >= 2]
+        groups = [
+            g for g in join_stacks(cluster(len(candidates), edges, threshold), candidates) if len(g) >= 2
+        ]
         groups.sort(key=lambda g: -_weight(g, candidates, importance))
         taken = {i for g in chosen for i in g}
         chosen += [g for g in groups if not taken & set(g)][: limit - len(chosen)]
