@@ -501,8 +501,8 @@ def tell(
     ties = _ties(story, t)
     if ties:
         sentences.append(t["ties"].format(items=t["tie_sep"].join(ties)))
-    sentences.append(_where(prs, t))
-    sentences.append(t[f"mean_{kind}"])
+    sentences.append(_where(prs, t, variant))
+    sentences.append(t[f"mean_{kind}_{variant % 2}"])
     sentences += _costs(prs, analyses, kind, t)
     return Theme(
         title=t["theme_title"].format(topic=topic, kind=t[f"story_kind_{kind}"]),
@@ -559,7 +559,13 @@ def n_prs(n: int, t: dict[str, str]) -> str:
 def _sentences(parts: list[str], t: dict[str, str]) -> str:
     if t["lang"] == "zh":
         return spaced("".join(parts))
-    return " ".join(p[:1].upper() + p[1:] for p in parts)
+    return " ".join(_capital(p) for p in parts)
+
+
+def _capital(sentence: str) -> str:
+    """A sentence's first letter in capitals, unless it opens on an identifier ("fully-async", "qwen3_5")."""
+    first = sentence.split(" ", 1)[0]
+    return sentence[:1].upper() + sentence[1:] if first.isalpha() else sentence
 
 
 _CJK = "\u3400-\u9fff"
@@ -590,14 +596,16 @@ def _ancestors(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _where(prs: list[PullRequest], t: dict[str, str]) -> str:
+def _where(prs: list[PullRequest], t: dict[str, str], variant: int) -> str:
     figures = {
         "n": n_prs(len(prs), t),
         "additions": sum(p.additions for p in prs),
         "deletions": sum(p.deletions for p in prs),
     }
     folder = subsystem(prs)
-    return t["where"].format(dir=folder, **figures) if folder else t["where_spread"].format(**figures)
+    if folder:
+        return t[f"where_{variant % 2}"].format(dir=folder, **figures)
+    return t[f"where_spread_{variant % 2}"].format(**figures)
 
 
 def _costs(
