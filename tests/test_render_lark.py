@@ -14,6 +14,7 @@ from test_render_support import (
 )
 
 from prdigest.i18n import texts
+from prdigest.i18n.report import tag_name
 from prdigest.models import Report
 from prdigest.render.lark import BODY_LIMIT, lark_request_body_bytes, render_lark_card
 from prdigest.render.views import ActionValue, key_prs
@@ -79,7 +80,8 @@ def test_figures_sections_table_and_chart_lay_out_the_report(demo: Report) -> No
     assert t["more_in_full"].format(n=len(key) - len(shown)) in text
     [chart] = [e for e in elements if e["tag"] == "chart"]
     values = chart["chart_spec"]["data"]["values"]
-    assert [(v["tag"], v["prs"]) for v in values] == list(demo.stats.tags.items())[: len(values)]
+    tags = [(tag_name(tag, demo.lang), n) for tag, n in demo.stats.tags.items()]  # in the report's language
+    assert [(v["tag"], v["prs"]) for v in values] == tags[: len(values)]
 
 
 def test_buttons_carry_callback_values_and_the_page_link_only_with_a_url(demo: Report) -> None:

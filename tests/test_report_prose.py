@@ -4,6 +4,7 @@ recommendations that say what to do about what each PR did."""
 from __future__ import annotations
 
 import io
+import json
 import re
 
 from markdown_it import MarkdownIt
@@ -14,6 +15,8 @@ from prdigest.analysis.report import build_report
 from prdigest.config import ReportSettings
 from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, Report, RiskLabel
+from prdigest.render.html import render_html
+from prdigest.render.lark import render_lark_card
 from prdigest.render.markdown import escape, render_markdown
 from prdigest.render.terminal import render_terminal
 
@@ -56,6 +59,12 @@ def test_a_chinese_report_names_levels_and_tags_in_chinese() -> None:
     tag_line = next(line for line in markdown.splitlines() if line.startswith(f"- {t['tags']}"))
     assert "新功能" in tag_line and not re.search(DEFAULT_TAGS, tag_line)
     assert not re.search(DEFAULT_TAGS + r"|\b(high|medium|low)\b", report.summary)
+    page = render_html(report)
+    chips = re.findall(r'<span class="chip">([^<]+) <b>', page)
+    assert chips and "新功能" in chips and not any(re.fullmatch(DEFAULT_TAGS, c.strip()) for c in chips)
+    card = json.dumps(render_lark_card(report), ensure_ascii=False)
+    chart = re.findall(r'"tag": "([^"]+)"', card)
+    assert chart and not any(re.fullmatch(DEFAULT_TAGS, tag) for tag in chart)
     for theme in report.themes:  # titles, stories and trends speak Chinese around the PRs' own words
         assert re.search(r"[\u4e00-\u9fff]", theme.title) and re.search(r"[\u4e00-\u9fff]", theme.trend)
 

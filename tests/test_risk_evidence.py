@@ -307,7 +307,8 @@ def test_a_pin_is_a_dependency_change_and_dropping_an_install_flag_is_not(prs) -
 def test_the_summary_says_what_changed_beyond_the_title(prs) -> None:
     described = rules.analyse(prs[5], Taxonomy(), "en").summary
     assert described == "Sharded checkpoints. Checkpoints are now written one file per rank."
-    assert rules.analyse(prs[5], Taxonomy(), "zh").summary == described  # an English description stays English
+    # An English description stays English in a Chinese report.
+    assert rules.analyse(prs[5], Taxonomy(), "zh").summary == described
     from_diff = rules.analyse(prs[17], Taxonomy(), "en").summary
     assert from_diff.startswith("Streaming loader. ")
     assert "--stream" in from_diff and "stream()" in from_diff

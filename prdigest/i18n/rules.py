@@ -125,7 +125,7 @@ TEXT: dict[str, dict[str, str]] = {
         "r_why": "explains why or the trade-off",
         "r_discussion": "{n} discussion items",
         "r_tests": "code and tests changed together",
-        "r_new_files": "adds {n} code files",
+        "r_new_files": "new code files: {n}",
         "r_reach": "reaches {n} modules",
         "r_related": "{n} related PRs/issues",
         "explanation": "Changes {files} files ({modules}), +{additions}/-{deletions} lines.",

@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from prdigest.i18n import report_texts, risk_name
+from prdigest.i18n.report import tag_name
 from prdigest.models import Report
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.markdown import title
@@ -43,6 +44,7 @@ def render_html(report: Report) -> str:
             refs=lambda text: _link_refs(text, numbers),
             pr_url=pr_url,
             risk=lambda label: risk_name(label, report.lang),
+            tag=lambda name: tag_name(name, report.lang),
             score=score,
         )
     )
@@ -73,7 +75,7 @@ def _charts(report: Report, t: dict[str, str]) -> list[tuple[str, Markup]]:
     s = report.stats
     charts = []
     if s.tags:
-        bars = [Bar(tag, n, str(n)) for tag, n in list(s.tags.items())[:_TAG_BARS]]
+        bars = [Bar(tag_name(tag, report.lang), n, str(n)) for tag, n in list(s.tags.items())[:_TAG_BARS]]
         charts.append((t["tags"], hbar_chart(bars, title=t["tags"])))
     if s.authors:
         top = list(s.authors.items())[:_AUTHOR_BARS]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prdigest.i18n import report_texts, texts
+from prdigest.i18n.report import tag_name
 from prdigest.models import Report, ReportPR
 from prdigest.render.markdown import title
 from prdigest.render.sanitize import lark_md, plain
@@ -163,7 +164,7 @@ def _tag_chart(report: Report, t: dict[str, str]) -> Card:
         "type": "bar",
         "direction": "horizontal",
         "title": {"text": t["tags"]},
-        "data": {"values": [{"tag": plain(tag, 24), "prs": n} for tag, n in tags]},
+        "data": {"values": [{"tag": plain(tag_name(tag, report.lang), 24), "prs": n} for tag, n in tags]},
         "xField": "prs",
         "yField": "tag",
     }
