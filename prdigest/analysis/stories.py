@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
+from prdigest.analysis.risk_rules import JUDGEMENT_LABELS
 from prdigest.analysis.taxonomy import is_ci, is_doc, is_test, parse_title
 from prdigest.models import PRAnalysis, PullRequest, Theme, Window
 
@@ -438,14 +439,7 @@ _ROLES = (*KINDS, "change")  # "change": a PR whose tags name no kind
 _SIDE_KINDS = {"hardening": 0.5, "docs": 0.5}
 DETAILED = 6  # PRs told with their summary; the others are cited by number
 # Risks a story's text names, in this order, with what they cost its reader.
-_COSTS = (
-    "config_breaking",
-    "tests_removed",
-    "security_sensitive",
-    "perf_regression",
-    "no_tests",
-    "dependency_change",
-)
+_COSTS = JUDGEMENT_LABELS
 _OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
 
 
