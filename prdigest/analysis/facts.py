@@ -48,15 +48,18 @@ def clean_body(body: str) -> str:
 
 def split_diff(excerpt: str) -> list[FileDiff]:
     files: list[FileDiff] = []
+    current = FileDiff(path="")  # lines before any header belong to no file
     for line in excerpt.splitlines():
-        if line.startswith("diff --git"):
-            files.append(FileDiff(path=line.rpartition(" b/")[2]))
-        elif files and line.startswith("+"):
-            files[-1].added.append(line[1:])
-        elif files and line.startswith("-"):
-            files[-1].removed.append(line[1:])
-        elif files and line.startswith("@@ "):
-            files[-1].contexts.append(line[3:])
+        first = line[:1]  # one comparison per line: diffs run to thousands of lines
+        if first == "+":
+            current.added.append(line[1:])
+        elif first == "-":
+            current.removed.append(line[1:])
+        elif line.startswith("diff --git"):
+            current = FileDiff(path=line.rpartition(" b/")[2])
+            files.append(current)
+        elif line.startswith("@@ "):
+            current.contexts.append(line[3:])
     return files
 
 

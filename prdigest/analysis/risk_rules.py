@@ -71,7 +71,8 @@ _NEGATED = re.compile(r"\b(no|not|non|without|never)\b[\w\s-]{0,12}$", re.I)
 def option_flags(lines: list[str]) -> set[str]:
     """Flags defined in these lines: a quoted --flag on an option call's line or the two after it."""
     flags: set[str] = set()
-    if not any(word in line for line in lines for word in _OPTION_WORDS):
+    text = "\n".join(lines)
+    if not any(word in text for word in _OPTION_WORDS):
         return flags
     for i, line in enumerate(lines):
         if _OPTION_CALL.search(line):
@@ -253,17 +254,20 @@ _Pattern = tuple[str, re.Pattern[str], bool]
 
 
 def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
-    """The patterns whose word a file's lines hold, and whether credentials may be among them: most files
-    hold none, and a line is then never read."""
+    """The patterns that match somewhere in a file's lines, and whether a credential does: most files
+    hold none, and their lines are then never read one by one."""
     lowered = text.lower()
-    words = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2])]
-    return words, any(w in lowered for w in _SECRET_WORDS)
+    found = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2]) and p[1].search(text)]
+    secrets = any(w in lowered for w in _SECRET_WORDS) and bool(
+        _SECRET_LITERAL.search(text) or _SECRET_FORWARD.search(text)
+    )
+    return found, secrets
 
 
 def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
     if secrets and (_SECRET_LITERAL.search(line) or _SECRET_FORWARD.search(line)):
         return True
-    return any(word in line.lower() and pattern.search(line) for word, pattern, _ in patterns)
+    return any(pattern.search(line) for _, pattern, _ in patterns)
 
 
 def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
