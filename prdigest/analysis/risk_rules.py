@@ -219,16 +219,17 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
 _DANGEROUS = [
     (word, re.compile(pattern), product)
     for word, pattern, product in (
-        ("eval", r"(?<![\w.])(?<!def )eval\(", False),
-        ("exec", r"(?<![\w.])(?<!def )exec\(", False),
+        ("eval(", r"(?<![\w.])(?<!def )eval\(", False),
+        ("exec(", r"(?<![\w.])(?<!def )exec\(", False),
         ("pickle", r"\bpickle\.loads?\(", False),
         ("shell", r"\bshell\s*=\s*True", True),
-        ("os.system", r"\bos\.system\(", True),
-        ("yaml.load", r"\byaml\.load\((?!.*Loader\s*=\s*yaml\.SafeLoader)", False),
-        ("torch.load", r"\btorch\.load\((?!.*weights_only\s*=\s*True)", False),
+        ("os.system(", r"\bos\.system\(", True),
+        ("yaml.load(", r"\byaml\.load\((?!.*Loader\s*=\s*yaml\.SafeLoader)", False),
+        ("torch.load(", r"\btorch\.load\((?!.*weights_only\s*=\s*True)", False),
         ("verify", r"\bverify\s*=\s*False", False),
         ("0.0.0.0", r"[\"']0\.0\.0\.0[\"']", False),
-        ("root", r"(?i:user)\w*\s*[(=:]\s*[\"']root[\"']", False),
+        ("root'", r"(?i:user)\w*\s*[(=:]\s*'root'", False),
+        ('root"', r'(?i:user)\w*\s*[(=:]\s*"root"', False),
         ("pull_request_target", r"\bpull_request_target\b", False),
         ("secrets.", r"\$\{\{\s*secrets\.\w+", False),
     )
@@ -249,7 +250,19 @@ _SECURITY_TEXT = re.compile(
 )
 
 
-_SECRET_WORDS = ("password", "passwd", "secret", "api_key", "apikey", "_token", "private_key")
+# What a credential's line must hold, tested on a whole file first: its name as a literal's key
+# (any case), or an environment variable's name (upper case).
+_SECRET_KEYS = (
+    "password",
+    "passwd",
+    "secret",
+    "api_key",
+    "apikey",
+    "access_token",
+    "auth_token",
+    "private_key",
+)
+_SECRET_ENV_NAMES = ("API_KEY", "_TOKEN", "_SECRET", "PASSWORD")
 _Pattern = tuple[str, re.Pattern[str], bool]
 
 
@@ -258,8 +271,9 @@ def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
     hold none, and their lines are then never read one by one."""
     lowered = text.lower()
     found = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2]) and p[1].search(text)]
-    secrets = any(w in lowered for w in _SECRET_WORDS) and bool(
-        _SECRET_LITERAL.search(text) or _SECRET_FORWARD.search(text)
+    secrets = bool(
+        (any(w in lowered for w in _SECRET_KEYS) and _SECRET_LITERAL.search(text))
+        or (any(w in text for w in _SECRET_ENV_NAMES) and _SECRET_FORWARD.search(text))
     )
     return found, secrets
 

@@ -364,11 +364,17 @@ def shared_terms(group: list[int], feats: list[Features], limit: int = 3) -> lis
 # --- naming -------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4)
+def _title_df(titles: tuple[str, ...], generic: frozenset[str]) -> Counter[str]:
+    """In how many of the week's titles each word appears: the same for every story of the week."""
+    return Counter(t for title in titles for t in set(tokens(title, generic)))
+
+
 def topic_of(story: Story, week: list[PullRequest]) -> str:
     """The story's subject as its titles write it: the longest run of title words made of the distinctive
     words most of its PRs share ("session server v2"), in the casing the titles use most."""
     generic = _generic_for(story.prs[0].repo)
-    df = Counter(t for p in week for t in set(tokens(p.title, generic)))
+    df = _title_df(tuple(p.title for p in week), generic)
     counts = Counter(t for p in story.prs for t in set(tokens(p.title, generic)))
     n = max(len(week), 1)
     score = {t: c / len(story.prs) * math.log((n + 1) / df[t]) for t, c in counts.items() if c >= 2}
