@@ -24,30 +24,35 @@ class _File:
     header: str
     path: str
     binary: str | None = None
-    lines: list[str] = field(default_factory=list)  # changed lines and "@@ context" lines
-
-    @property
-    def changed(self) -> int:
-        return sum(1 for line in self.lines if not line.startswith("@@"))
+    lines: list[str] = field(default_factory=list)  # changed lines and "@@ context" lines, up to the cap
+    changed: int = 0  # all its changed lines, kept or not
+    contexts: set[str] = field(default_factory=set)
 
 
-def _files(patch: str) -> list[_File]:
+def _files(patch: str, limit: int) -> list[_File]:
+    """The patch's files; no file keeps more than ``limit`` changed lines (no excerpt shows more)."""
     files: list[_File] = []
+    current: _File | None = None
     in_header = False
     for line in patch.splitlines():
-        if line.startswith("diff --git"):
-            files.append(_File(header=line, path=line.rpartition(" b/")[2]))
+        first = line[:1]
+        if (first == "+" or first == "-") and not in_header and current is not None:
+            current.changed += 1
+            if current.changed <= limit:
+                current.lines.append(line[:DIFF_LINE_CHARS])
+        elif line.startswith("diff --git"):
+            current = _File(header=line, path=line.rpartition(" b/")[2])
+            files.append(current)
             in_header = True
         elif line.startswith("@@"):
             in_header = False
             context = f"@@ {line.split('@@', 2)[-1].strip()}"[:DIFF_LINE_CHARS]
-            if context != "@@ " and files and context not in files[-1].lines:
-                files[-1].lines.append(context)
-        elif in_header:
-            if line.startswith("Binary files") and files:
-                files[-1].binary = line
-        elif line.startswith(("+", "-")) and files:
-            files[-1].lines.append(line[:DIFF_LINE_CHARS])
+            if context != "@@ " and current is not None and context not in current.contexts:
+                current.contexts.add(context)
+                if current.changed < limit:
+                    current.lines.append(context)
+        elif in_header and current is not None and line.startswith("Binary files"):
+            current.binary = line
     return files
 
 
@@ -74,7 +79,7 @@ def _head(f: _File, changed: int) -> list[str]:
 
 def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
     """The patch's changed lines, at most ``limit``, the most telling files first."""
-    files = sorted(_files(patch), key=lambda f: _rank(f.path))
+    files = sorted(_files(patch, limit), key=lambda f: _rank(f.path))
     shown = {id(f): min(f.changed, FIRST_SHARE) for f in files}
     left = limit - sum(shown.values())
     if left < 0:  # more files than the first shares fit: fill in rank order
