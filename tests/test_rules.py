@@ -317,3 +317,18 @@ def test_a_field_whose_help_text_changes_keeps_its_default() -> None:
         diff_excerpt=diff("pkg/args.py", "-    batch_size: int = 32", "+    batch_size: int = 64"),
     )
     assert "from 32 to 64" in rules.analyse(changed, Taxonomy(), "en").risks[0].evidence
+
+
+def test_a_base_image_changed_below_other_lines_is_a_dependency_change() -> None:
+    excerpt = diff(
+        "docker/Dockerfile",
+        "+# build stage",
+        "+ENV A=1",
+        "-FROM nvidia/cuda:12.4-devel",
+        "+FROM nvidia/cuda:12.8-devel",
+    )
+    risk = rules.analyse(
+        make("docker: newer CUDA", [("docker/Dockerfile", 3, 1)], diff_excerpt=excerpt), Taxonomy(), "en"
+    )
+    found = {r.label: r for r in risk.risks}
+    assert "FROM nvidia/cuda:12.8-devel" in found["dependency_change"].evidence

@@ -16,7 +16,7 @@ from prdigest.analysis.taxonomy import is_kind_word, parse_title
 from prdigest.i18n import detect_lang, risk_name, texts
 from prdigest.models import PullRequest, RiskLabel
 
-_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
+_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)", re.M)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _NOISE = re.compile(
     r"^(co-authored-by|signed-off-by|cc|fixes|closes|resolves|related)\b|^https?://|^#\d+$", re.I
@@ -57,8 +57,8 @@ class Names(NamedTuple):
 
 def changed_names(f: Facts) -> Names:
     diffs = project_diffs(f)
-    added_defs = [m.group(1) for d in diffs for line in d.added if (m := _DEF.match(line))]
-    removed_defs = [m.group(1) for d in diffs for line in d.removed if (m := _DEF.match(line))]
+    added_defs = [m.group(1) for d in diffs for m in _DEF.finditer("\n".join(d.added))]
+    removed_defs = [m.group(1) for d in diffs for m in _DEF.finditer("\n".join(d.removed))]
     options = sorted(
         {flag for d in diffs for flag in option_flags(d.added)}
         - {flag for d in diffs for flag in option_flags(d.removed)}

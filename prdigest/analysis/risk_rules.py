@@ -181,7 +181,7 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
 _DISABLED = re.compile(
     r"(@pytest\.mark\.(skip|xfail)\b(?!if)|unittest\.skip\(|\bdisabled\s*=\s*(True|[\"'])|"
     r"^\s*if:\s*(false|\$\{\{\s*false\s*\}\})\s*$|^\s*#\s*(def test_|@pytest\.mark|class Test))",
-    re.I,
+    re.I | re.M,  # multi-line, so a file's lines are tested at once before any one line
 )
 # "disabled='Requires a B200 runner'" gates a test on hardware it needs; it does not drop it.
 _PRECONDITION = re.compile(r"(disabled|reason)\s*=\s*[\"'](requires?|needs?|only (on|with))\b", re.I)
@@ -204,6 +204,8 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
         return t["ev_tests_parked"].format(paths=", ".join(x.path for x in parked[:3])), "paths"
     new = {x.path for x in files if x.status == "added"}  # a new test that starts disabled removes nothing
     for d in f.diffs_where(lambda p: (is_test(p) or is_ci(p)) and p not in new):
+        if not _DISABLED.search("\n".join(d.added)):
+            continue
         hit = next(
             (line for line in d.added if _DISABLED.search(line) and not _PRECONDITION.search(line)), None
         )
@@ -347,11 +349,10 @@ _CONFIRMED = re.compile(r"\d+(\.\d+)?\s*%|\bmeasured\b|\bconfirmed\b|\bbenchmark
 
 
 def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+    code = [d.added for d in f.diffs_where(lambda p: not (is_test(p) or is_doc(p)))]
+    # A cost a comment names is a percentage: files without one are not read line by line.
     comments = "\n".join(
-        line
-        for d in f.diffs_where(lambda p: not (is_test(p) or is_doc(p)))
-        for line in d.added
-        if _COMMENT.match(line)
+        line for lines in code if "%" in "".join(lines) for line in lines if _COMMENT.match(line)
     )
     for where, text, pattern in (
         ("title", pr.title, _REGRESSION),
@@ -407,7 +408,7 @@ _PINNED = re.compile(
     r"|\b(ARG|ENV)\s+\w*(VERSION|_REF|_COMMIT|_TAG|_SHA)\w*="
     r"|\bgit (checkout|fetch)\b.*\b[0-9a-f]{7,40}\b"
     r"|\b[A-Z_]*(VERSION|_REF|_COMMIT|_SHA)\s*=\s*[\"']?[\w.\-]+)",
-    re.I,
+    re.I | re.M,  # multi-line: a file is tested whole before its lines
 )
 _OWN_VERSION = re.compile(r"^\s*version\s*=", re.I)
 
@@ -422,6 +423,13 @@ def _specs(d: FileDiff, lines: list[str]) -> set[str]:
     """What these lines ask for: requirements in manifests; installed packages, base images and version
     pins elsewhere. Flags and line layout are not part of a spec, so a reformatted line changes nothing."""
     out: set[str] = set()
+    pinned_only = not (
+        _REQUIREMENTS_TXT.search(d.path)
+        or _MANIFEST.search(d.path)
+        or d.path.endswith(("package.json", "go.mod"))
+    )
+    if pinned_only and not (_INSTALL.search(joined := "\n".join(lines)) or _PINNED.search(joined)):
+        return out  # an image or script file that installs and pins nothing
     for line in lines:
         text = line.split("#", 1)[0].strip().strip(",").strip("\"'")
         if not text or _OWN_VERSION.match(text):
