@@ -56,3 +56,9 @@ def test_a_hunks_function_context_is_kept_once_and_costs_nothing() -> None:
         "+    return read(path, safe=True)",
         "... (1 more changed lines)",
     ]
+
+
+def test_blank_changed_lines_are_left_out_and_counted_as_hidden() -> None:
+    raw = "\n".join(["diff --git a/a.py b/a.py", "@@ -1 +1,4 @@", "+x = 1", "+", "+   ", "+y = 2", "-"])
+    lines = excerpt(raw).splitlines()
+    assert lines == ["diff --git a/a.py b/a.py", "+x = 1", "+y = 2", "... (3 more changed lines)"]

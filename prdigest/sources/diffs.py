@@ -1,7 +1,8 @@
 """A PR's diff as the analysis sees it: added and removed lines under their file headers, capped.
 
 A hunk's function context (what git prints after "@@ ... @@") is kept as one "@@ <context>" line where it
-changes, so a reader knows which function a change sits in; it does not count against the cap.
+changes, so a reader knows which function a change sits in; it does not count against the cap. Blank
+changed lines say nothing and are left out, so the cap holds more code.
 
 The cap goes to the files that matter first: dependency manifests, code, CI files, then tests, docs last,
 so a PR whose docs come first in path order still shows its code (the rules read risks from it).
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_test
 
-DIFF_LINES_PER_PR = 1000
+DIFF_LINES_PER_PR = 500
 DIFF_LINE_CHARS = 200
 # Every file keeps up to this many lines before any file gets more, so one big file cannot hide the rest.
 FIRST_SHARE = 40
@@ -26,6 +27,7 @@ class _File:
     binary: str | None = None
     lines: list[str] = field(default_factory=list)  # changed lines and "@@ context" lines, up to the cap
     changed: int = 0  # all its changed lines, kept or not
+    kept: int = 0  # the changed lines in `lines`: blank ones say nothing and are left out
     contexts: set[str] = field(default_factory=set)
 
 
@@ -38,7 +40,8 @@ def _files(patch: str, limit: int) -> list[_File]:
         first = line[:1]
         if (first == "+" or first == "-") and not in_header and current is not None:
             current.changed += 1
-            if current.changed <= limit:
+            if current.kept < limit and line[1:].strip():
+                current.kept += 1
                 current.lines.append(line[:DIFF_LINE_CHARS])
         elif line.startswith("diff --git"):
             current = _File(header=line, path=line.rpartition(" b/")[2])
@@ -49,7 +52,7 @@ def _files(patch: str, limit: int) -> list[_File]:
             context = f"@@ {line.split('@@', 2)[-1].strip()}"[:DIFF_LINE_CHARS]
             if context != "@@ " and current is not None and context not in current.contexts:
                 current.contexts.add(context)
-                if current.changed < limit:
+                if current.kept < limit:
                     current.lines.append(context)
         elif in_header and current is not None and line.startswith("Binary files"):
             current.binary = line
@@ -80,15 +83,15 @@ def _head(f: _File, changed: int) -> list[str]:
 def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
     """The patch's changed lines, at most ``limit``, the most telling files first."""
     files = sorted(_files(patch, limit), key=lambda f: _rank(f.path))
-    shown = {id(f): min(f.changed, FIRST_SHARE) for f in files}
+    shown = {id(f): min(f.kept, FIRST_SHARE) for f in files}
     left = limit - sum(shown.values())
     if left < 0:  # more files than the first shares fit: fill in rank order
         left = limit
         for f in files:
-            shown[id(f)] = min(f.changed, left)
+            shown[id(f)] = min(f.kept, left)
             left -= shown[id(f)]
     for f in files:
-        extra = min(f.changed - shown[id(f)], left)
+        extra = min(f.kept - shown[id(f)], left)
         shown[id(f)] += extra
         left -= extra
     out: list[str] = []
