@@ -152,3 +152,16 @@ def test_summary_themes_and_trends_each_say_their_own_thing() -> None:
     assert not any(sentence in summary for th in report.themes for sentence in th.story.split(". ")[:2])
     assert all(trend not in stories and trend not in summary for trend in trends)
     assert len(set(trends)) == len(trends)
+
+
+def test_the_weightiest_kind_of_risk_leads_however_few_prs_carry_it() -> None:
+    core = RiskLabel(label="core_path", evidence="changes core paths engine/x.py", evidence_source="paths")
+    analyses = {
+        p.number: analysis(p, ANALYSES[p.number].importance, ANALYSES[p.number].tags, [core])
+        for p in WEEK_PRS
+        if p.number is not None
+    }
+    analyses[106] = analysis(next(p for p in WEEK_PRS if p.number == 106), 5, ["refactor"], [REMOVED])
+    report = report_of(WEEK_PRS, analyses, "en")
+    assert [o.label for o in report.risk_observations] == ["config_breaking", "core_path"]
+    assert len(report.risk_observations[1].prs) == len(WEEK_PRS) - 1

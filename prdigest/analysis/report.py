@@ -239,7 +239,9 @@ def build_observations(
     for p in report.prs:
         for r in analyses[p.number].risks if p.number in analyses else []:
             by_label[r.label].append((p.number, r.evidence, r.evidence_source))
-    ranked = sorted(by_label, key=lambda label: (-RISK_WEIGHT.get(label, 1) * len(by_label[label]), label))
+    # The weightiest kind of risk first, however few PRs carry it: twenty core-path changes matter less than
+    # one option removed.
+    ranked = sorted(by_label, key=lambda label: (-RISK_WEIGHT.get(label, 1), -len(by_label[label]), label))
     observations = []
     for label in ranked:
         items = sorted(by_label[label], key=lambda item: (-analyses[item[0]].importance, item[0]))
