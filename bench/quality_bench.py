@@ -233,12 +233,16 @@ def main() -> None:
     args = parser.parse_args()
     data = args.shared / "data"
     weeks = [(p, json.loads(p.read_text())) for p in sorted((data / "labels").glob("*__*.json"))]
+    if not weeks:
+        raise SystemExit(f"no labelled weeks in {data / 'labels'}: name the shared folder with --shared")
     with tempfile.TemporaryDirectory(prefix="prdigest-quality-") as name:
         tmp = Path(name)
         clone = args.clone
         if clone is None:
             clone = tmp / "clone"
-            bundle = next(data.glob("*.bundle"))
+            bundle = next(data.glob("*.bundle"), None)
+            if bundle is None:
+                raise SystemExit(f"no git bundle in {data}: name a clone with --clone PATH")
             subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
         rules = load_settings(env={"PRDIGEST_DB": str(tmp / "unused.db")})
         counter = iter(range(10_000))

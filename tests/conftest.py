@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fakes.openai_api import FakeOpenAI, prdigest_answers
 
 # The render tests' shared fixtures (a week of each size, the demo week) live beside their helpers.
 pytest_plugins = ["test_render_support"]
@@ -177,3 +178,18 @@ def demo_services(settings, store):
         settings=settings, store=store, default_repo=source.repo, source_for=source_factory(settings, source),
         clock=lambda: monday,
     )  # fmt: skip
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., FakeOpenAI]]:
+    """Start fake OpenAI-compatible servers (a mode, a responder); every one is closed after the test."""
+    started: list[FakeOpenAI] = []
+
+    def start(mode: str = "strict", responder=prdigest_answers, **kw) -> FakeOpenAI:
+        fake = FakeOpenAI(mode, responder=responder, **kw).start()
+        started.append(fake)
+        return fake
+
+    yield start
+    for fake in started:
+        fake.close()

@@ -11,7 +11,6 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -50,20 +49,6 @@ INJECTED = ("@all", "@here", "<!channel>", "<!here>", "<@U0EVIL>", "<at ", "evil
 @pytest.fixture
 def store(demo_store: Store) -> Store:
     return demo_store
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., FakeOpenAI]]:
-    started: list[FakeOpenAI] = []
-
-    def start(mode: str = "strict", responder=prdigest_answers, **kw) -> FakeOpenAI:
-        fake = FakeOpenAI(mode, responder=responder, **kw).start()
-        started.append(fake)
-        return fake
-
-    yield start
-    for fake in started:
-        fake.close()
 
 
 def settings(fake: FakeOpenAI, **kw) -> LLMSettings:

@@ -7,7 +7,7 @@ Through the real openai SDK against the local fake server, as tests/test_llm_eng
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from fakes.openai_api import FakeOpenAI, Request, analysis_json, listed_numbers, narrative_json, pr_number
@@ -38,19 +38,6 @@ WITH_TESTS = 4107  # adds tests/quant/test_nvfp4_kernel.py
 @pytest.fixture
 def store(demo_store: Store) -> Store:
     return demo_store
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Callable[[Request], str]], FakeOpenAI]]:
-    started: list[FakeOpenAI] = []
-
-    def start(responder: Callable[[Request], str]) -> FakeOpenAI:
-        started.append(FakeOpenAI("strict", responder=responder).start())
-        return started[-1]
-
-    yield start
-    for fake in started:
-        fake.close()
 
 
 def settings(fake: FakeOpenAI) -> LLMSettings:
@@ -93,7 +80,7 @@ def risk(label: str, evidence: str, source: str = "diff") -> dict[str, str]:
 def test_the_prompt_defines_each_judged_label_and_carries_the_rules_hints(
     store: Store, serve, lang: str, not_when: str
 ) -> None:
-    fake = serve(answering({}))
+    fake = serve(responder=answering({}))
     prs = [p for p in week(store) if p.number in (BREAKING, 4105)]  # 4105: the rules flag nothing
     _, rules, _ = analyse(store, fake, prs, lang)
     hint = next(r for r in rules[BREAKING].risks if r.label == "config_breaking")
@@ -131,7 +118,7 @@ def test_a_label_is_kept_only_when_its_evidence_is_quoted_from_the_pr(store: Sto
             ]
         },
     }
-    fake = serve(answering(answers))
+    fake = serve(responder=answering(answers))
     prs = [p for p in week(store) if p.number in answers]
     analyses, _, _ = analyse(store, fake, prs, "zh")
     judged = {n: [r.label for r in a.risks if r.label in JUDGED_LABELS] for n, a in analyses.items()}
@@ -192,7 +179,7 @@ def test_foreign_pr_numbers_are_scrubbed_from_the_analyses_and_the_narrative(sto
             return narrative_json(numbers, summary=f"A week of #99999 fixes, #3990 and #{numbers[0]}.")
         return answering({BREAKING: hostile})(request)
 
-    fake = serve(respond)
+    fake = serve(responder=respond)
     prs = week(store)
     analyses, _, engine = analyse(store, fake, prs)
     got = analyses[BREAKING]
@@ -225,7 +212,7 @@ def test_foreign_pr_numbers_are_scrubbed_from_the_analyses_and_the_narrative(sto
 def test_scores_that_rank_nothing_are_invalid_and_the_rules_scores_stand(
     store: Store, serve, scores: Callable[[int], dict], flat: bool
 ) -> None:
-    fake = serve(lambda request: analysis_json(pr_number(request), **scores(pr_number(request))))
+    fake = serve(responder=lambda request: analysis_json(pr_number(request), **scores(pr_number(request))))
     prs = week(store)
     for run in ("asked", "cached"):  # a rerun from the cache judges the same
         analyses, rules, engine = analyse(store, fake, prs)
@@ -271,7 +258,7 @@ def test_the_merge_keeps_the_models_judgement_and_the_rules_facts(store: Store, 
             ],
         },
     }
-    fake = serve(answering(answers))
+    fake = serve(responder=answering(answers))
     analyses, rules, _ = analyse(store, fake, [pr, failing])
     for n in answers:
         assert "config_breaking" in [r.label for r in rules[n].risks]  # the rules' hint was there

@@ -280,6 +280,10 @@ def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
     return found, secrets
 
 
+def is_comment(line: str) -> bool:
+    return _COMMENT.match(line) is not None
+
+
 def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
     if secrets and (_SECRET_LITERAL.search(line) or _SECRET_FORWARD.search(line)):
         return True
@@ -307,7 +311,7 @@ def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
         other = removed if how == "added" else added
         for line in lines:
             if (
-                not _COMMENT.match(line)
+                not is_comment(line)
                 and _dangerous(line, patterns, secrets)
                 and " ".join(line.split()) not in other
             ):
@@ -352,7 +356,7 @@ def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
     code = [d.added for d in f.diffs_where(lambda p: not (is_test(p) or is_doc(p)))]
     # A cost a comment names is a percentage: files without one are not read line by line.
     comments = "\n".join(
-        line for lines in code if "%" in "".join(lines) for line in lines if _COMMENT.match(line)
+        line for lines in code if "%" in "".join(lines) for line in lines if is_comment(line)
     )
     for where, text, pattern in (
         ("title", pr.title, _REGRESSION),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from prdigest.analysis import pr_text, risk_rules
 from prdigest.analysis.facts import Facts, facts
-from prdigest.analysis.risk_rules import Evidence, Finding, quote
+from prdigest.analysis.risk_rules import Evidence, Finding, is_comment, quote
 from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.i18n import texts
@@ -178,7 +178,7 @@ def change_kind(tags: list[str], f: Facts) -> str | None:
 
 def severity(pr: PullRequest, f: Facts) -> str | None:
     """The worst harm the PR names in its title, body or code comments, if any."""
-    comments = " ".join(line for line in f.diff_added if line.lstrip().startswith(("#", "//")))
+    comments = " ".join(line for line in f.diff_added if is_comment(line))
     for text in (pr.title, f.body, comments):
         m = _SEVERE.search(text)
         if m:
