@@ -67,7 +67,7 @@ _STEM = re.compile(r"\.[A-Za-z0-9]+$")
 _REVERT = re.compile(r'^\s*revert\s+"(?P<title>.+)"', re.I)
 
 
-@dataclass
+@dataclass(frozen=True)  # cached per PR: shared by every report of its week
 class Features:
     """What a PR is about, as sparse weighted vectors, and whom it names."""
 
@@ -120,34 +120,43 @@ def _dirs_of(path: str) -> list[str]:
 
 
 def features(pr: PullRequest) -> Features:
-    body = _TRAILER.sub(" ", pr.body[:BODY_CHARS])
-    generic = _generic_for(pr.repo)
+    """What ties a PR to others; read-only, and cached: chat answers rebuild the same week's report."""
+    paths = tuple(f.path for f in pr.files or [])
+    return _features(pr.repo, pr.number or 0, pr.title, pr.body, paths, tuple(pr.related))
+
+
+@lru_cache(maxsize=8192)
+def _features(
+    repo: str, number: int, title: str, body: str, paths: tuple[str, ...], related: tuple[int, ...]
+) -> Features:
+    body = _TRAILER.sub(" ", body[:BODY_CHARS])
+    generic = _generic_for(repo)
     words: Counter[str] = Counter()
-    for token in tokens(pr.title, generic):  # the scope and brackets too: "(fsdp)", "[lora]" name the subject
+    for token in tokens(title, generic):  # the scope and brackets too: "(fsdp)", "[lora]" name the subject
         words[token] += 1.0
     for token in set(tokens(body, generic)):
         words[token] += 0.5
     dirs: Counter[str] = Counter()
     files: dict[str, float] = {}
     path_words: set[str] = set()
-    for f in pr.files or []:
-        side = is_test(f.path) or is_doc(f.path) or is_ci(f.path)
+    for path in paths:
+        side = is_test(path) or is_doc(path) or is_ci(path)
         weight = 0.5 if side else 1.0
-        files[f.path] = weight
-        for d in _dirs_of(f.path):
+        files[path] = weight
+        for d in _dirs_of(path):
             dirs[d] += weight
         if not side:  # the file's own name: "weight_sync.py" speaks of weight sync
-            path_words.update(tokens(_STEM.sub("", f.path.rsplit("/", 1)[-1]), generic))
+            path_words.update(tokens(_STEM.sub("", path.rsplit("/", 1)[-1]), generic))
     for token in path_words:
         words[token] += 0.3
-    refs = {int(n) for n in _REFERENCE.findall(f"{pr.title}\n{body}")} | set(pr.related)
-    match = _SERIES.search(pr.title)
+    refs = {int(n) for n in _REFERENCE.findall(f"{title}\n{body}")} | set(related)
+    match = _SERIES.search(title)
     series = (int(match.group(1)), int(match.group(2))) if match else None
     return Features(
         words=dict(words),
         dirs={d: 1 + math.log(n) if n >= 1 else n for d, n in dirs.items()},
         files=files,
-        refs=refs - {pr.number or 0},
+        refs=refs - {number},
         series=series,
     )
 
