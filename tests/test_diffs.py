@@ -62,3 +62,21 @@ def test_blank_changed_lines_are_left_out_and_counted_as_hidden() -> None:
     raw = "\n".join(["diff --git a/a.py b/a.py", "@@ -1 +1,4 @@", "+x = 1", "+", "+   ", "+y = 2", "-"])
     lines = excerpt(raw).splitlines()
     assert lines == ["diff --git a/a.py b/a.py", "+x = 1", "+y = 2", "... (3 more changed lines)"]
+
+
+def test_a_dangerous_line_past_the_cap_is_kept_as_evidence() -> None:
+    body = [f"+x{i} = {i}" for i in range(100)]
+    raw = "\n".join(
+        [
+            "diff --git a/pkg/store.py b/pkg/store.py",
+            "@@ -0,0 +1,102 @@",
+            *body,
+            "+    state = torch.load(path)",
+            "+# torch.load(old)",
+        ]
+    )
+    lines = excerpt(raw, limit=20).splitlines()
+    assert "+    state = torch.load(path)" in lines  # the call the security rule quotes, found past the cap
+    assert "+# torch.load(old)" not in lines  # a comment is no evidence
+    assert lines[-1] == f"... ({102 - 20 - 1} more changed lines)"
+    assert sum(line.startswith("+x") for line in lines) == 20

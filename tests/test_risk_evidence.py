@@ -48,6 +48,8 @@ BASE = {
     ".github/workflows/ci.yml": "jobs:\n  test:\n    steps:\n      - run: git fetch --depth 50\n",
     "docker/Dockerfile": "FROM python:3.11\nRUN pip install --force-reinstall numpy\n",
     "scripts/run.sh": "ray stop --force\ndocker run --shm-size 16g img\n",
+    "scripts/models/small.sh": "MODEL_ARGS=(--num-layers 2)\n",
+    "scripts/train_small.sh": 'source "$(dirname $0)/models/small.sh"\npython train.py ${MODEL_ARGS[@]}\n',
     "docs/guide.md": "# Guide\n",
     "requirements.txt": "numpy>=1.26\n",
 }
@@ -205,6 +207,31 @@ PRS: dict[int, tuple[str, str, dict[str, str | None], dict[str, str]]] = {
         },
         {},
     ),
+    18: (
+        "feat: optimizer state on disk",
+        "",
+        {
+            "pkg/offload.py": "".join(f"STEP_{i} = {i}\n" for i in range(600))
+            + "\n\ndef restore(path):\n    return torch.load(path)\n"
+        },
+        {},
+    ),
+    19: (
+        "Replace the shell model configs with python",
+        "",
+        {
+            "scripts/models/small.sh": None,
+            "scripts/models/small.py": "MODEL_ARGS = ['--num-layers', '2']\n",
+            "scripts/train_small.sh": "python train.py $(python scripts/models/small.py)\n",
+        },
+        {},
+    ),
+    20: (
+        "scripts: source the model config by its absolute path",
+        "",
+        {"scripts/train_small.sh": 'source "/opt/app/scripts/models/small.sh"\npython train.py\n'},
+        {},
+    ),
     16: (
         "build: install numpy in the image without reinstalling",
         "",
@@ -285,6 +312,17 @@ def test_an_eval_fix_and_torch_load_without_weights_only_are_security_sensitive(
     assert "eval(text)" in fix.evidence and fix.evidence.startswith("removes")
     load = risks(prs[11])["security_sensitive"]
     assert "torch.load(path)" in load.evidence
+
+
+def test_torch_load_far_down_a_new_module_is_security_sensitive(prs) -> None:
+    load = risks(prs[18])["security_sensitive"]  # past the excerpt's cap: kept as evidence
+    assert "torch.load(path)" in load.evidence
+
+
+def test_a_deleted_script_that_launch_scripts_source_is_breaking(prs) -> None:
+    risk = risks(prs[19])["config_breaking"]
+    assert "small.sh" in risk.evidence and risk.evidence_source == "diff" and risk.breaks
+    assert "config_breaking" not in risks(prs[20])  # sourced from elsewhere, deleted nowhere
 
 
 def test_a_denied_regression_is_none_and_a_measured_one_is_confirmed(prs) -> None:

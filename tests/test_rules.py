@@ -285,6 +285,23 @@ def test_a_version_users_install_counts_and_an_example_option_is_no_interface() 
     assert "config_breaking" not in labels(example)
 
 
+def test_an_upgrade_the_title_names_outranks_a_pin_moved_on_the_way() -> None:
+    lines = (
+        "-RUN pip install engine==1.9.0 tokenizers==0.1",
+        "+RUN pip install engine==2.3.0 tokenizers==0.2",
+    )
+    files = [("docker/Dockerfile", 1, 1), ("docker/patches/engine_fix.patch", 30, 10)]
+    excerpt = diff("docker/Dockerfile", *lines)
+    bump = rules.analyse(make("Bump Engine to 2.3.0", files, diff_excerpt=excerpt), Taxonomy(), "en")
+    moved = rules.analyse(make("docker: refresh the image", files, diff_excerpt=excerpt), Taxonomy(), "en")
+    # The patches it carries count as its size.
+    assert any("upgrades engine 1.9.0 -> 2.3.0" in r for r in bump.reasons)
+    assert not any("upgrades" in r for r in moved.reasons) and bump.importance >= moved.importance + 1.5
+    unpinned = diff("docker/Dockerfile", "-RUN pip install engine==1.9.0", "+RUN pip install engine")
+    floating = rules.analyse(make("Bump Engine", files, diff_excerpt=unpinned), Taxonomy(), "en")
+    assert not any("upgrades" in r for r in floating.reasons)  # no release to name
+
+
 def test_a_test_gated_on_hardware_is_not_disabled_and_a_deleted_module_needs_no_test() -> None:
     gated = make(
         "feat: fp4 quantizer",

@@ -66,6 +66,8 @@ _BREAKING_TEXT = re.compile(
     re.I,
 )
 _NEGATED = re.compile(r"\b(no|not|non|without|never)\b[\w\s-]{0,12}$", re.I)
+# A script read into another: "source path/x.sh" or ". path/x.sh" (the path is what it names).
+_SOURCED = re.compile(r"""(?:^|[;&|(]\s*|\s)(?:source|\.)\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|)]+))""")
 
 
 def option_flags(lines: list[str]) -> set[str]:
@@ -120,6 +122,22 @@ def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
     return None
 
 
+def sourced_gone(pr: PullRequest, f: Facts) -> list[str]:
+    """Deleted files that the project's scripts sourced and source no more: users' launch scripts are
+    copies of those and still source them."""
+    deleted = {x.path.rsplit("/", 1)[-1] for x in pr.files or [] if x.status == "removed"}
+    if not deleted:
+        return []
+
+    def sourced(lines: list[str]) -> set[str]:
+        paths = (next(filter(None, m.groups())) for line in lines for m in _SOURCED.finditer(line))
+        return {path.rsplit("/", 1)[-1] for path in paths}
+
+    code = f.diffs_where(lambda p: not is_doc(p))
+    before = sourced([line for d in code for line in d.removed])
+    return sorted(deleted & before - sourced([line for d in code for line in d.added]))
+
+
 def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     diffs = project_diffs(f)
     defined = {flag for d in diffs for flag in option_flags(d.added)}
@@ -129,6 +147,12 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
     removed = sorted(flag for flag in undefined - defined if not re.search(rf"{flag}(?![\w-])", mentioned))
     if removed:
         return Finding(t["ev_config_removed"].format(flags=", ".join(removed[:4])), "diff", breaks=True)
+    scripts = sourced_gone(pr, f)
+    if scripts:
+        more = f" (+{len(scripts) - 3})" if len(scripts) > 3 else ""
+        return Finding(
+            t["ev_config_sourced"].format(files=", ".join(scripts[:3]) + more), "diff", breaks=True
+        )
     for d in diffs:
         m = _DERIVED_DEFAULT.search("\n".join(d.added)) if _CONFIG_FILE.search(d.path) else None
         if m and f"--{m.group(1).replace('_', '-')}" not in defined - undefined:  # not an option added here
@@ -290,6 +314,14 @@ def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
     return any(pattern.search(line) for _, pattern, _ in patterns)
 
 
+def dangerous_lines(lines: list[str], product: bool = True) -> list[str]:
+    """The lines, comments aside, that hold a dangerous call or a credential; ``product``: code that ships."""
+    patterns, secrets = _patterns_in("\n".join(lines), product)
+    if not (patterns or secrets):
+        return []
+    return [line for line in lines if not is_comment(line) and _dangerous(line, patterns, secrets)]
+
+
 def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
     """The first dangerous line added, or removed from a file that stays, outside tests and docs, that the
     other side of the diff does not hold too (a workflow split in two moves its secrets, it adds none)."""
@@ -300,21 +332,17 @@ def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
         for d in diffs:
             lines = d.added if how == "added" else d.removed
             if lines and not (how == "removed" and d.path in deleted):
-                patterns, secrets = _patterns_in("\n".join(lines), product=not is_support(d.path))
-                if patterns or secrets:
-                    sides.append((how, lines, patterns, secrets))
+                found = dangerous_lines(lines, product=not is_support(d.path))
+                if found:
+                    sides.append((how, found))
     if not sides:
         return None
     added = {" ".join(line.split()) for d in diffs for line in d.added}
     removed = {" ".join(line.split()) for d in diffs for line in d.removed}
-    for how, lines, patterns, secrets in sides:
+    for how, found in sides:
         other = removed if how == "added" else added
-        for line in lines:
-            if (
-                not is_comment(line)
-                and _dangerous(line, patterns, secrets)
-                and " ".join(line.split()) not in other
-            ):
+        for line in found:
+            if " ".join(line.split()) not in other:
                 return line.strip(), how
     return None
 
@@ -453,8 +481,42 @@ def _specs(d: FileDiff, lines: list[str]) -> set[str]:
     return out
 
 
+def _dependency_diffs(f: Facts) -> list[FileDiff]:
+    return f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
+
+
+# A package and the release a spec pins: "te[torch]==2.17.0", "ARG SGLANG_IMAGE_TAG=v0.5.16", "img:1.2".
+_VERSIONED = re.compile(r"([A-Za-z][\w.\-]*?)(?:\[[\w,.\-]+\])?\s*(?:==|~=|>=|=|:)\s*[\"']?v?(\d+(?:\.\d+)+)")
+
+
+def fold(name: str) -> str:
+    """A package name as titles and manifests both spell it: "Transformer_Engine" -> "transformerengine"."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def version_moves(f: Facts) -> list[tuple[str, str, str]]:
+    """Packages whose pinned release this PR moves: (name, old, new)."""
+
+    def releases(side: str) -> dict[str, tuple[str, str]]:
+        return {
+            fold(m.group(1)): (m.group(1), m.group(2))
+            for d in _dependency_diffs(f)
+            for spec in _specs(d, getattr(d, side))
+            for m in _VERSIONED.finditer(spec)
+        }
+
+    before = releases("removed")
+    if not before:
+        return []
+    return [
+        (name, before[key][1], new)
+        for key, (name, new) in sorted(releases("added").items())
+        if key in before and before[key][1] != new
+    ]
+
+
 def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
-    diffs = f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
+    diffs = _dependency_diffs(f)
     # Netted over all files: requirements moved from one file to another change nothing.
     added = {spec: d.path for d in diffs for spec in _specs(d, d.added)}
     # An example that drops a requirement changes nothing users install; one that adds a pin does.

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from prdigest.analysis import pr_text, risk_rules
 from prdigest.analysis.facts import Facts, facts
 from prdigest.analysis.risk_rules import Evidence, Finding, is_comment, quote
-from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
+from prdigest.analysis.taxonomy import is_dependency, tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 
-RULES_VERSION = "rules-1"
+RULES_VERSION = "rules-2"  # the analysis cache key: bumped when the rules change
 
 # Risk label -> the PR fields it needs; unknown input means the rule stays silent.
 RISK_INPUTS: dict[str, tuple[str, ...]] = {
@@ -65,6 +65,9 @@ _KIND_BASE = {
     "testing": 1.2,
     "docs": 0.6,
 }
+# A new release of a package the project runs on is new behaviour for every user, as a feature is.
+UPGRADE_BASE = 3.0
+_TITLE_NAME = re.compile(r"[A-Za-z][\w.\-]{3,}")
 _MEASURE = re.compile(r"\d+(\.\d+)?\s*(%|x\b|ms\b|s\b|gb\b|mb\b|tok(en)?s?/s|tflops|qps)", re.I)
 _WHY = re.compile(r"\b(because|root cause|caused by|so that|in order to|trade-?off|instead of|race)\b", re.I)
 
@@ -193,18 +196,38 @@ def fixed_harm(pr: PullRequest, f: Facts, tags: list[str]) -> str | None:
     )
 
 
+def upgrade(pr: PullRequest, f: Facts) -> str | None:
+    """The upgrade a PR is about: a package its title names ("Bump TransformerEngine to 2.17") whose pinned
+    release the diff moves. A pin moved on the way to something else is a dependency change, no more."""
+    moves = risk_rules.version_moves(f) if f.diffs else []
+    words = {risk_rules.fold(w) for w in _TITLE_NAME.findall(pr.title)} if moves else set()
+    for name, old, new in moves:
+        if any(len(w) >= 4 and w in risk_rules.fold(name) for w in words):
+            return f"{name} {old} -> {new}"
+    return None
+
+
 def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], t: dict[str, str]):
     """0-10: kind of change + severity of what it fixes + its reach for users + size + spread + core paths.
 
-    Size counts the shipped code (snapshots and docs weigh nothing); a PR that ships no code is capped."""
+    Size counts the shipped code (snapshots and docs weigh nothing), and for an upgrade the manifests and
+    images that ship it; a PR that ships no code is capped."""
     parts: list[tuple[str, float]] = []
     kind = change_kind(tags, f)
+    upgraded = upgrade(pr, f)
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
-    parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", default)))
+    if upgraded:
+        parts.append((t["r_upgrade"].format(what=upgraded), UPGRADE_BASE))
+    else:
+        parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", default)))
     harm = fixed_harm(pr, f, tags)
     if harm:
         parts.append((t["r_severity"].format(word=harm), 1.5))
-    code = sum((x.additions or 0) + (x.deletions or 0) for x in pr.files or [] if x.path in f.product_paths)
+    code = sum(
+        (x.additions or 0) + (x.deletions or 0)
+        for x in pr.files or []
+        if x.path in f.product_paths or (upgraded and is_dependency(x.path))
+    )
     lines = code if pr.files is not None else f.churn
     parts.append((t["r_size"].format(lines=lines), min(2.5, 0.8 * math.log10(1 + lines))))
     if len(f.modules) > 1:

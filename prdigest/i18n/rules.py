@@ -19,6 +19,7 @@ TEXT: dict[str, dict[str, str]] = {
         "ev_config_derived": "{path} 中 {name} 未设置时改为取 {value}，未显式设置的用户行为会变化",
         "ev_config_field_renamed": "{path} 的配置字段 {old} 改名或被 {new} 取代",
         "ev_config_default": "{path} 中 {name} 的默认值由 {old} 改为 {new}，未显式设置的用户行为会变化",
+        "ev_config_sourced": "删除了项目脚本 source 的 {files}，仍 source 它们的启动脚本会失败",
         "ev_config_breaking_marker": "标题或描述标记为不兼容变更（! / BREAKING CHANGE）",
         "ev_config_text": "描述提到 {text}",
         "ev_large_low_review": "{lines} 行改动，人工评审：{reviews}，评审讨论 {threads} 条",
@@ -50,6 +51,7 @@ TEXT: dict[str, dict[str, str]] = {
         "r_support_only": "仅示例/脚本/镜像（上限 {cap}）",
         "r_severity": "修复的问题严重：{word}",
         "r_installs": "改变用户安装的依赖版本",
+        "r_upgrade": "升级 {what}",
         "r_base": "基础",
         "r_body": "描述 {words} 词",
         "r_measured": "给出量化数据",
@@ -89,6 +91,8 @@ TEXT: dict[str, dict[str, str]] = {
         "ev_config_field_renamed": "{path} renames or replaces the config field {old} with {new}",
         "ev_config_default": "{path} changes the default of {name} from {old} to {new}; users who do not set it get "
         "different behaviour",
+        "ev_config_sourced": "deletes {files}, which the project's scripts sourced; launch scripts that still "
+        "source them fail",
         "ev_config_breaking_marker": "marked as a breaking change (! / BREAKING CHANGE)",
         "ev_config_text": "the description says {text}",
         "ev_large_low_review": "{lines} changed lines; human reviews: {reviews}; review threads: {threads}",
@@ -119,6 +123,7 @@ TEXT: dict[str, dict[str, str]] = {
         "r_support_only": "examples/scripts/images only (capped at {cap})",
         "r_severity": "fixes something severe: {word}",
         "r_installs": "changes what users install",
+        "r_upgrade": "upgrades {what}",
         "r_base": "base",
         "r_body": "description of {words} words",
         "r_measured": "gives measurements",

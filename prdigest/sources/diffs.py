@@ -6,18 +6,23 @@ changed lines say nothing and are left out, so the cap holds more code.
 
 The cap goes to the files that matter first: dependency manifests, code, CI files, then tests, docs last,
 so a PR whose docs come first in path order still shows its code (the rules read risks from it).
+Changed lines past the cap that hold a dangerous call or a credential (``torch.load`` deep in a new module)
+are kept too, a few per file: they are the evidence the security rule quotes, wherever they sit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from prdigest.analysis.risk_rules import dangerous_lines
 from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_test
 
 DIFF_LINES_PER_PR = 500
 DIFF_LINE_CHARS = 200
 # Every file keeps up to this many lines before any file gets more, so one big file cannot hide the rest.
 FIRST_SHARE = 40
+# Dangerous lines kept per file beyond its share: one is evidence enough, a few show it is no accident.
+EVIDENCE_LINES = 3
 
 
 @dataclass
@@ -29,6 +34,7 @@ class _File:
     changed: int = 0  # all its changed lines, kept or not
     kept: int = 0  # the changed lines in `lines`: blank ones say nothing and are left out
     contexts: set[str] = field(default_factory=set)
+    rest: list[str] = field(default_factory=list)  # changed lines past the cap, read for evidence only
 
 
 def _files(patch: str, limit: int) -> list[_File]:
@@ -43,6 +49,8 @@ def _files(patch: str, limit: int) -> list[_File]:
             if current.kept < limit and line[1:].strip():
                 current.kept += 1
                 current.lines.append(line[:DIFF_LINE_CHARS])
+            elif current.kept >= limit:
+                current.rest.append(line)
         elif line.startswith("diff --git"):
             current = _File(header=line, path=line.rpartition(" b/")[2])
             files.append(current)
@@ -80,6 +88,15 @@ def _head(f: _File, changed: int) -> list[str]:
     return out
 
 
+def _evidence(f: _File, head: list[str]) -> list[str]:
+    """The changed lines the head leaves out that hold a dangerous call or a credential, a few."""
+    hidden = [line for line in f.lines[len(head) :] if not line.startswith("@@")] + f.rest
+    if not hidden:
+        return []
+    found = set(dangerous_lines([line[1:] for line in hidden]))
+    return [line[:DIFF_LINE_CHARS] for line in hidden if line[1:] in found][:EVIDENCE_LINES]
+
+
 def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
     """The patch's changed lines, at most ``limit``, the most telling files first."""
     files = sorted(_files(patch, limit), key=lambda f: _rank(f.path))
@@ -95,11 +112,15 @@ def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
         shown[id(f)] += extra
         left -= extra
     out: list[str] = []
+    evidence = 0
     for f in files:
-        if shown[id(f)] or f.binary or not f.changed:
+        head = _head(f, shown[id(f)])
+        extra = _evidence(f, head)
+        evidence += len(extra)
+        if shown[id(f)] or f.binary or not f.changed or extra:
             out.append(f.header)
-            out += [f.binary] if f.binary else _head(f, shown[id(f)])
-    hidden = sum(f.changed for f in files) - sum(shown.values())
+            out += [f.binary] if f.binary else head + extra
+    hidden = sum(f.changed for f in files) - sum(shown.values()) - evidence
     if hidden:
         out.append(f"... ({hidden} more changed lines)")
     return "\n".join(out)
