@@ -302,6 +302,38 @@ def test_an_upgrade_the_title_names_outranks_a_pin_moved_on_the_way() -> None:
     assert not any("upgrades" in r for r in floating.reasons)  # no release to name
 
 
+def test_new_options_make_a_feature_whatever_the_title_calls_it() -> None:
+    option = ('+    parser.add_argument("--topk-per-position", type=int, default=0)', "+    return parser")
+    files = [("pkg/arguments.py", 2, 0)]
+    scoring = make(
+        "Per-position scoring + robustness fixes", files, diff_excerpt=diff("pkg/arguments.py", *option)
+    )
+    reasons = rules.analyse(scoring, Taxonomy(), "en").reasons
+    assert any("adds options --topk-per-position" in r for r in reasons)
+    plain = make(
+        "Per-position scoring + robustness fixes", files, diff_excerpt=diff("pkg/arguments.py", "+x = 1")
+    )
+    assert (
+        rules.analyse(scoring, Taxonomy(), "en").importance
+        == rules.analyse(plain, Taxonomy(), "en").importance + 0.5
+    )
+
+
+def test_a_new_package_counts_as_one_more_module() -> None:
+    def pr(*paths: str) -> PullRequest:
+        files = [FileChange(path=p, additions=100, deletions=0, status="added") for p in paths]
+        return make(
+            "registry with an HTTP control plane", additions=100 * len(paths), deletions=0, files=None
+        ).model_copy(update={"files": files})
+
+    landed = rules.analyse(pr("pkg/registry/core.py", "pkg/registry/__init__.py"), Taxonomy(), "en")
+    grown = rules.analyse(pr("pkg/registry/core.py", "pkg/registry/http.py"), Taxonomy(), "en")
+    assert (
+        any("new package pkg/registry" in r for r in landed.reasons) and landed.importance > grown.importance
+    )
+    assert not any("new package" in r for r in grown.reasons)
+
+
 def test_a_test_gated_on_hardware_is_not_disabled_and_a_deleted_module_needs_no_test() -> None:
     gated = make(
         "feat: fp4 quantizer",

@@ -91,6 +91,14 @@ def project_diffs(f: Facts) -> list[FileDiff]:
     )
 
 
+def option_changes(f: Facts) -> tuple[set[str], set[str]]:
+    """The project's options defined in the added lines and in the removed lines."""
+    diffs = project_diffs(f)
+    return {flag for d in diffs for flag in option_flags(d.added)}, {
+        flag for d in diffs for flag in option_flags(d.removed)
+    }
+
+
 def _fields(lines: list[str]) -> dict[str, str]:
     out = {}
     for line in lines:
@@ -140,8 +148,7 @@ def sourced_gone(pr: PullRequest, f: Facts) -> list[str]:
 
 def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     diffs = project_diffs(f)
-    defined = {flag for d in diffs for flag in option_flags(d.added)}
-    undefined = {flag for d in diffs for flag in option_flags(d.removed)}
+    defined, undefined = option_changes(f)
     # Still documented or still named by the project's code (an option moved where the excerpt ends).
     mentioned = " ".join(line for d in f.diffs_where(lambda p: not is_test(p)) for line in d.added)
     removed = sorted(flag for flag in undefined - defined if not re.search(rf"{flag}(?![\w-])", mentioned))

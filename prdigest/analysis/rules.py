@@ -68,6 +68,8 @@ _KIND_BASE = {
 # A new release of a package the project runs on is new behaviour for every user, as a feature is.
 UPGRADE_BASE = 3.0
 _TITLE_NAME = re.compile(r"[A-Za-z][\w.\-]{3,}")
+# Files that make a folder a package: one added means a new subsystem lands, not a file in an old one.
+_PACKAGE_MARKERS = ("__init__.py", "mod.rs", "index.ts", "index.js")
 _MEASURE = re.compile(r"\d+(\.\d+)?\s*(%|x\b|ms\b|s\b|gb\b|mb\b|tok(en)?s?/s|tflops|qps)", re.I)
 _WHY = re.compile(r"\b(because|root cause|caused by|so that|in order to|trade-?off|instead of|race)\b", re.I)
 
@@ -216,8 +218,13 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
     kind = change_kind(tags, f)
     upgraded = upgrade(pr, f)
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
+    defined, undefined = risk_rules.option_changes(f)
+    options = sorted(defined - undefined)
     if upgraded:
         parts.append((t["r_upgrade"].format(what=upgraded), UPGRADE_BASE))
+    elif options and _KIND_BASE.get(kind or "", default) < _KIND_BASE["feature"]:
+        # New options are something new users can set, whatever the title calls the change.
+        parts.append((t["r_new_options"].format(flags=", ".join(options[:3])), _KIND_BASE["feature"]))
     else:
         parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", default)))
     harm = fixed_harm(pr, f, tags)
@@ -232,6 +239,13 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
     parts.append((t["r_size"].format(lines=lines), min(2.5, 0.8 * math.log10(1 + lines))))
     if len(f.modules) > 1:
         parts.append((t["r_spread"].format(n=len(f.modules)), min(1.5, 0.5 * (len(f.modules) - 1))))
+    packages = [
+        x.path.rsplit("/", 1)[0]
+        for x in pr.files or []
+        if x.status == "added" and x.path in f.product_paths and x.path.endswith(_PACKAGE_MARKERS)
+    ]
+    if packages:  # one more module reached, as spread counts them
+        parts.append((t["r_new_package"].format(path=packages[0]), 0.5))
     labels = {r.label for r in risks}
     if "core_path" in labels:
         parts.append((t["r_core"].format(n=len(f.core_paths)), 1.0))
