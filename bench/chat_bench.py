@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from prdigest.config import load_settings  # noqa: E402
 from prdigest.handlers import Context, Services, handle  # noqa: E402
 from prdigest.models import Window  # noqa: E402
+from prdigest.pipeline import read_window  # noqa: E402
 from prdigest.sources.gitlog import GitSource  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
@@ -55,8 +56,8 @@ def main() -> None:
             check=True, stdout=subprocess.DEVNULL, env=env,
         )  # fmt: skip
         store = Store(tmp / "bench.db")
-        prs = GitSource(tmp / "miles", repo="radixark/miles").fetch(WEEK)
-        store.upsert_prs(prs)
+        read_window(store, GitSource(tmp / "miles", repo="radixark/miles"), WEEK)  # records its coverage
+        prs = store.prs_in_window("radixark/miles", WEEK)
         svc = Services(
             settings=load_settings(env={}), store=store, default_repo="radixark/miles",
             clock=lambda: datetime(2026, 8, 17, 2, 0, tzinfo=UTC),  # Monday after the week, Shanghai morning

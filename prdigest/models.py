@@ -277,15 +277,19 @@ class Stats(_Model):
     engines: dict[str, int] = {}
 
 
-class WeekFigures(_Model):
-    """One earlier week's figures, from the cache, for the trend charts."""
+class PeriodFigures(_Model):
+    """One bar of the report's trend chart, from the cache: an earlier week (a month, for a long window)
+    or the report's own period. A period the cache does not hold completely has no figures."""
 
     since: date
     until: date
-    merged_prs: int
-    additions: int
-    deletions: int
-    authors: int
+    unit: Literal["week", "period", "month"]
+    current: bool = False  # the report's own window, or one of its months
+    complete: bool = True
+    merged_prs: int | None = None
+    additions: int | None = None
+    deletions: int | None = None
+    authors: int | None = None
 
 
 class ReportPR(_Model):
@@ -367,10 +371,12 @@ class Report(_Model):
     recommendations: list[Recommendation] = []
     summary: str = ""
     risk_level: Literal["low", "medium", "high"] = "low"
-    # Earlier weeks the cache holds PRs for, oldest first; weeks it knows nothing of are left out.
-    history: list[WeekFigures] = []
+    # The trend chart's periods, oldest first, ending with the report's own (see PeriodFigures).
+    history: list[PeriodFigures] = []
     # What the reader must know about the data: e.g. a sync that could not read every PR.
     warnings: list[str] = []
+    # How many key PRs a card lists (a subscription's top_n); None: as many as fit. Never changes a figure.
+    card_prs: int | None = None
     # What the LLM engine spent on this report; None when the rules engine wrote it all.
     llm_usage: LLMUsage | None = None
     unavailable: list[str] = []

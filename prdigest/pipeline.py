@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from prdigest.analysis import rules
+from prdigest.analysis.history import chart_periods
 from prdigest.analysis.report import build_report
 from prdigest.config import Settings, Taxonomy
 from prdigest.errors import SourceError
-from prdigest.models import OPTIONAL_SIGNALS, PRAnalysis, PullRequest, Report, Window
-from prdigest.storage import Store
+from prdigest.i18n import texts
+from prdigest.models import (
+    OPTIONAL_SIGNALS,
+    PeriodFigures,
+    PRAnalysis,
+    PullRequest,
+    Report,
+    Window,
+    iso_week_label,
+)
+from prdigest.storage import Store, coverage
 from prdigest.storage.db import analysis_key
 
 if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
@@ -25,6 +36,8 @@ class Source(Protocol):
     unavailable: tuple[str, ...]
 
     def fetch(self, window: Window) -> list[PullRequest]: ...
+
+    def newest_merged(self) -> tuple[int, datetime] | None: ...
 
 
 def open_source(
@@ -69,14 +82,101 @@ def source_factory(settings: Settings, given: Source | None = None) -> Callable[
 
 
 def read_window(store: Store, source: Source, window: Window) -> list[str]:
-    """Bring the window into the cache from the source; returns warnings for the report (a partial sync)."""
-    if source.kind != "github":
-        store.upsert_prs(source.fetch(window))
-        return []
-    from prdigest.sources.sync import sync
+    """Bring the window into the cache from the source and record the days it read completely; returns
+    warnings for the report (a partial sync)."""
+    if source.kind == "github":
+        from prdigest.sources.sync import sync
 
-    result = sync(store, source, window)  # type: ignore[arg-type]  # a GitHubSource
-    return [result.describe()] if result.partial else []
+        result = sync(store, source, window)  # type: ignore[arg-type]  # a GitHubSource
+        return [result.describe()] if result.partial else []
+    read_at = datetime.now(UTC)
+    store.upsert_prs(source.fetch(window))
+    # A fixture file is complete only for the period it says it holds.
+    extent = getattr(source, "window", None) or window
+    start, end = max(window.start, extent.start), min(window.end, extent.end, read_at)
+    coverage.record(store, source.repo, source.kind, start, end)
+    return []
+
+
+def read_missing(
+    store: Store, source: Source | None, repo: str, window: Window, now: datetime
+) -> tuple[list[str], list[Window]]:
+    """Read the days of the window the cache lacks from the source (a complete cache costs one query);
+    returns the read's warnings and the runs of days still missing (no source, a partial sync)."""
+    gaps = coverage.missing(store, repo, window, now)
+    warnings: list[str] = []
+    if gaps and source is not None:
+        for gap in gaps:
+            warnings += read_window(store, source, gap)
+        gaps = coverage.missing(store, repo, window, now)
+    return warnings, gaps
+
+
+def missing_text(gaps: list[Window], repo: str, lang: str) -> str:
+    """The warning naming the days no source gave completely, in the report's language."""
+    t = texts(lang)
+    days = ", ".join(
+        str(g.since) if g.since == g.until else t["days_range"].format(since=g.since, until=g.until)
+        for g in gaps
+    )
+    return t["missing_days"].format(repo=repo, days=days)
+
+
+def newest_merged(store: Store, source: Source | None, repo: str) -> tuple[str, int, datetime] | None:
+    """Where the repository's newest PR is, its number and merge time: the source's (a clone or GitHub
+    may be months ahead of the cache), else the cache's; for the hint of a period without PRs."""
+    found = None
+    if source is not None:
+        with suppress(SourceError):  # a hint is not worth an error: the cache's newest stands in
+            found = source.newest_merged()
+    if source is not None and found is not None:
+        return source.kind, *found
+    cached = store.newest_prs(repo, limit=1)
+    return ("cache", cached[0].number, cached[0].merged_at) if cached and cached[0].number else None
+
+
+def newest_text(newest: tuple[str, int, datetime], repo: str, window: Window, lang: str) -> str:
+    """Where to look instead, for a period without PRs: the newest PR, its day and ISO week."""
+    where, number, merged_at = newest
+    day = window.local_day(merged_at)
+    t = texts(lang)
+    return t["newest_pr"].format(
+        where=t[f"where_{where}"], repo=repo, number=number, date=day, week=iso_week_label(day)
+    )
+
+
+def history(
+    store: Store, source: Source | None, repo: str, window: Window, now: datetime
+) -> list[PeriodFigures]:
+    """The trend chart's periods with their figures; a period the cache lacks days of has none.
+
+    A local source (a clone) reads the earlier periods it lacks in a moment; GitHub's request budget is
+    kept for the window itself, so there they are marked missing."""
+    unit, periods = chart_periods(window)
+    first = periods[0][0].since
+    if source is not None and source.kind != "github" and first < window.since:
+        read_missing(
+            store,
+            source,
+            repo,
+            Window(since=first, until=window.since - timedelta(days=1), tz=window.tz),
+            now,
+        )
+    gaps = coverage.missing(store, repo, Window(since=first, until=window.until, tz=window.tz), now)
+    lacking = {day for gap in gaps for day in gap.days()}
+    out = []
+    for (period, current), (prs, additions, deletions, authors) in zip(
+        periods, store.period_figures(repo, [p for p, _ in periods]), strict=True
+    ):
+        complete = lacking.isdisjoint(period.days())
+        figures = dict(merged_prs=prs, additions=additions, deletions=deletions, authors=authors)
+        out.append(
+            PeriodFigures(
+                since=period.since, until=period.until, unit=unit, current=current, complete=complete,
+                **(figures if complete else {}),
+            )
+        )  # fmt: skip
+    return out
 
 
 def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], str | None] | None:
@@ -139,20 +239,30 @@ def make_report(
     save: bool = True,
     use_llm: bool = True,
     progress: Callable[[str], None] = lambda _: None,
+    refresh: bool = True,
+    now: datetime | None = None,
 ) -> Report:
-    """Read the window from the source into the cache, analyse it, build the report from the cache."""
+    """Read the window from the source into the cache (all of it when ``refresh``, else only the days the
+    cache lacks), analyse it, build the report from the cache; days no source gave are named."""
     name = repo or (source.repo if source else "")
     lang = lang or settings.report.language
+    now = now or datetime.now(UTC)
     warnings: list[str] = []
     if source is not None:
-        progress(f"reading {source.kind} source for {name}")
-        warnings = read_window(store, source, window)
+        if refresh:
+            progress(f"reading {source.kind} source for {name}")
+            warnings = read_window(store, source, window)
         unavailable: tuple[str, ...] = source.unavailable
     elif store.count_prs(name) == 0:
         raise SourceError(
             f"the cache holds no PRs of {name}; read them with --git PATH, "
             "or set GITHUB_TOKEN to sync them from GitHub"
         )
+    if source is not None and refresh:  # read once: a partial sync is not tried again at once
+        gaps = coverage.missing(store, name, window, now)
+    else:
+        warnings, gaps = read_missing(store, source, name, window, now)
+    warnings += [missing_text(gaps, name, lang)] if gaps else []
     prs = store.prs_in_window(name, window)
     if source is None:
         unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and all(getattr(p, s) is None for p in prs))
@@ -177,20 +287,11 @@ def make_report(
         progress("writing the narrative")
         report = engine.narrate(report, analyses)
         report.llm_usage = engine.usage()
-    report.history = store.week_figures(name, earlier_weeks(window, HISTORY_WEEKS))
+    report.history = history(store, source, name, window, now)
+    newest = None if prs else newest_merged(store, source, name)
+    if newest is not None and not window.contains(newest[2]):
+        warnings.append(newest_text(newest, name, window, lang))
     report.warnings = warnings
     if save:
         report.id = store.save_report(report)
     return report
-
-
-HISTORY_WEEKS = 8
-
-
-def earlier_weeks(window: Window, count: int) -> list[Window]:
-    """The `count` windows of the same length before this one, oldest first."""
-    span = window.until - window.since + timedelta(days=1)
-    return [
-        Window(since=window.since - span * k, until=window.until - span * k, tz=window.tz)
-        for k in range(count, 0, -1)
-    ]

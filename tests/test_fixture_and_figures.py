@@ -114,10 +114,10 @@ def test_demo_command(run_cli) -> None:
     assert "#4124" in result.stdout and "Merged PRs" in result.stdout
 
 
-def test_history_holds_the_earlier_weeks_the_cache_knows(tmp_path: Path) -> None:
+def test_history_counts_the_weeks_the_cache_holds_completely(tmp_path: Path) -> None:
     from prdigest.config import load_settings
     from prdigest.pipeline import make_report
-    from prdigest.storage import Store
+    from prdigest.storage import Store, coverage
 
     store = Store(tmp_path / "h.db")
     week = [
@@ -129,8 +129,16 @@ def test_history_holds_the_earlier_weeks_the_cache_knows(tmp_path: Path) -> None
         ]
     ]
     store.upsert_prs(week)
+    read = Window(since="2026-08-24", until="2026-09-13", tz="Asia/Shanghai")  # weeks 35 to 37 were read
+    coverage.record(store, "a/b", "fixture", read.start, read.end)
     window = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
     report = make_report(load_settings(env={}), store, None, window, repo="a/b")
-    assert [(h.since, h.merged_prs, h.additions, h.deletions, h.authors) for h in report.history] == [
-        (date(2026, 8, 24), 2, 20, 3, 2)  # week 36 holds nothing in the cache: left out, not zero
+    assert [
+        (h.since, h.complete, h.merged_prs, h.additions, h.deletions, h.authors) for h in report.history[-3:]
+    ] == [
+        (date(2026, 8, 24), True, 2, 20, 3, 2),
+        (date(2026, 8, 31), True, 0, 0, 0, 0),  # read, and quiet: a true zero
+        (date(2026, 9, 7), True, 1, 10, 3, 1),
     ]
+    assert report.history[0].since == date(2026, 7, 13) and not report.history[0].complete
+    assert report.history[0].merged_prs is None  # never read: no figure, not zero

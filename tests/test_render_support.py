@@ -18,7 +18,7 @@ from slack_sdk.models.blocks import Block
 from prdigest.analysis import rules
 from prdigest.analysis.report import build_report
 from prdigest.config import load_settings
-from prdigest.models import FileChange, PullRequest, Report, ReviewThread, Theme, WeekFigures
+from prdigest.models import FileChange, PeriodFigures, PullRequest, Report, ReviewThread, Theme
 from prdigest.render.slack import slack_message_chars
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 
@@ -97,7 +97,9 @@ def week_report(prs: list[PullRequest], lang: str, *, history: bool = True) -> R
     )
     if history:
         report.history = [
-            WeekFigures(
+            PeriodFigures(
+                unit="week",
+                current=k == 0,
                 since=window.since - timedelta(days=7 * k),
                 until=window.until - timedelta(days=7 * k),
                 merged_prs=18 + 4 * k,
@@ -105,7 +107,7 @@ def week_report(prs: list[PullRequest], lang: str, *, history: bool = True) -> R
                 deletions=300 * k,
                 authors=5 + k,
             )
-            for k in range(4, 0, -1)
+            for k in range(4, -1, -1)
         ]
     return report
 

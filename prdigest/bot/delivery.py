@@ -125,11 +125,9 @@ def deliver_subscription(
 
 def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:
     """The subscription's report, saved, and the address of its page when there is a public URL."""
-    tuned = settings.model_copy(
-        update={"report": settings.report.model_copy(update={"key_pr_limit": sub.top_n})}
-    )
     source = subscription_source(settings, sub)
-    report = make_report(tuned, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
+    report = make_report(settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
+    report.card_prs = sub.top_n  # what the card lists, never what the figures count
     if not settings.public_url or report.id is None:
         return report, None
     return report, f"{settings.public_url.rstrip('/')}/reports/{page_token(store, report.id)}"

@@ -69,16 +69,15 @@ def window_of(args: Args, scope: Scope, svc: Services) -> Window:
 def week_report(
     svc: Services, scope: Scope, window: Window, *, sync: bool = False, save: bool = False
 ) -> Report:
-    """The period's report from the cache; read from the source first when asked to, or when the cache
-    holds nothing of that period."""
+    """The period's report from the cache, after reading from the source the days the cache lacks (all of
+    the period when asked to sync); days no source could give are named in its warnings."""
     source = svc.source_for(scope.repo)
-    if source is not None and (sync or not svc.store.prs_in_window(scope.repo, window)):
-        return make_report(
-            svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save
-        )
-    if svc.store.count_prs(scope.repo) == 0:
+    if source is None and svc.store.count_prs(scope.repo) == 0:
         raise UsageError(f"the cache holds no PRs of {scope.repo}", "err_empty_cache", repo=scope.repo)
-    return make_report(svc.settings, svc.store, None, window, repo=scope.repo, lang=scope.lang, save=save)
+    return make_report(
+        svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save, refresh=sync,
+        now=svc.clock(),
+    )  # fmt: skip
 
 
 def period_text(window: Window, lang: Lang) -> str:

@@ -18,7 +18,8 @@ from prdigest.handlers.scope import (
     window_of,
 )
 from prdigest.i18n import texts
-from prdigest.models import Report, ReportPR, iso_week_label, zone
+from prdigest.models import Report, ReportPR, iso_week_label
+from prdigest.pipeline import newest_merged
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5
@@ -37,19 +38,19 @@ class Week:
 
 
 def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
-    """The period's report; a period without PRs is answered at once, pointing to the newest cached one."""
+    """The period's report; a period without PRs is answered at once, pointing to the source's newest PR."""
     args = read_args(cmd.args)
     scope = resolve(cmd, ctx, svc, args)
     window = window_of(args, scope, svc)
     w = Week(args, scope, week_report(svc, scope, window), texts(scope.lang), period_text(window, scope.lang))
     if not w.report.prs:
-        text = w.t["prs_none"].format(repo=scope.repo, period=w.period)
-        newest = svc.store.newest_prs(scope.repo, limit=1)
-        if newest and not window.contains(newest[0].merged_at):
-            local = newest[0].merged_at.astimezone(zone(scope.tz))
+        # The report's warnings say which days no source gave and where the newest PR is.
+        text = noted(w.t["prs_none"].format(repo=scope.repo, period=w.period), w.report)
+        newest = newest_merged(svc.store, svc.source_for(scope.repo), scope.repo)
+        if newest is not None and not window.contains(newest[2]):
             words = spec(cmd.name).zh if scope.lang == "zh" else spec(cmd.name).en
-            example = f"{words[0]} {iso_week_label(local.date())}"
-            text += " " + w.t["newest_hint"].format(date=f"{local:%Y-%m-%d}", example=example)
+            example = f"{words[0]} {iso_week_label(window.local_day(newest[2]))}"
+            text += " " + w.t["newest_hint"].format(example=example)
         raise Answer(text_reply("text", scope.lang, text, repo=scope.repo))
     return w
 
@@ -59,10 +60,12 @@ def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
     w = gather(cmd, ctx, svc)
     scope, report, t, period = w.scope, w.report, w.t, w.period
     if not report.risk_observations:
-        text = t["risks_none"].format(repo=scope.repo, period=period, n=report.stats.merged_prs)
+        text = noted(
+            t["risks_none"].format(repo=scope.repo, period=period, n=report.stats.merged_prs), report
+        )
         return text_reply("risks", scope.lang, text, repo=scope.repo, report=report)
     title = t["risks_title"].format(repo=scope.repo, period=period)
-    lines = [f"**{escape(title)}**", ""]
+    lines = heading(title, report)
     lines += [
         f"{i}. **{escape(o.title)}**: {escape(o.evidence)}" for i, o in enumerate(report.risk_observations, 1)
     ]
@@ -83,8 +86,17 @@ def top(cmd: Command, ctx: Context, svc: Services) -> Reply:
             "prs", scope.lang, t["prs_none"].format(repo=scope.repo, period=period), repo=scope.repo
         )
     title = t["top_title"].format(n=len(ranked), repo=scope.repo, period=period)
-    lines = [f"**{escape(title)}**", ""] + [f"{i}. {pr_line(p, t)}" for i, p in enumerate(ranked, 1)]
+    lines = heading(title, report) + [f"{i}. {pr_line(p, t)}" for i, p in enumerate(ranked, 1)]
     return text_reply("prs", scope.lang, "\n".join(lines), title=title, repo=scope.repo, prs=ranked)
+
+
+def heading(title: str, report: Report) -> list[str]:
+    """A reply's title, then what the reader must know about its data (days no source could give)."""
+    return [f"**{escape(title)}**", *(f"> ⚠ {escape(w)}" for w in report.warnings), ""]
+
+
+def noted(text: str, report: Report) -> str:
+    return " ".join([text, *report.warnings])
 
 
 def pr_line(p: ReportPR, t: dict[str, str]) -> str:
@@ -102,7 +114,7 @@ def authors(cmd: Command, ctx: Context, svc: Services) -> Reply:
             "text", scope.lang, t["prs_none"].format(repo=scope.repo, period=period), repo=scope.repo
         )
     title = t["authors_title"].format(repo=scope.repo, period=period, n=s.merged_prs)
-    lines = [f"**{escape(title)}**", ""] + [
+    lines = heading(title, report) + [
         "- " + t["authors_line"].format(author=escape(a), n=n, share=f"{s.author_share[a]:.0%}")
         for a, n in s.authors.items()
     ]
@@ -114,10 +126,10 @@ def hot_files(cmd: Command, ctx: Context, svc: Services) -> Reply:
     w = gather(cmd, ctx, svc)
     scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
     if not s.hot_files:
-        text = t["hot_none"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
+        text = noted(t["hot_none"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs), report)
         return text_reply("text", scope.lang, text, repo=scope.repo)
     title = t["hot_title"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
-    lines = [f"**{escape(title)}**", ""] + [
+    lines = heading(title, report) + [
         "- " + t["hot_line"].format(path=escape(h.path), n=len(h.prs), prs=" ".join(f"#{n}" for n in h.prs))
         for h in s.hot_files[:20]
     ]

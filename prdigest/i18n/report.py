@@ -57,6 +57,14 @@ def tag_name(tag: str, lang: str) -> str:
 TEXT: dict[str, dict[str, str]] = {
     "zh": {
         "lang": "zh",
+        # days of the period no source gave the cache completely
+        "missing_days": "{repo} 的 {days} 未能从数据源完整读取，其中的 PR 没有计入。",
+        "days_range": "{since} 至 {until}",
+        "newest_pr": "{where}中 {repo} 最新的 PR 是 #{number}，合入于 {date}（{week}）。",
+        "where_git": "本地克隆",
+        "where_github": "GitHub ",
+        "where_fixture": "数据文件",
+        "where_cache": "缓存",
         # report layout
         "title": "{repo} 报告 · {since} 至 {until}",
         "title_week": "{repo} 周报 · {year} 第 {week} 周（{since:%m-%d} 至 {until:%m-%d}）",
@@ -257,6 +265,13 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "en": {
         "lang": "en",
+        "missing_days": "Could not read {days} of {repo} completely from a source: PRs of those days are not counted.",
+        "days_range": "{since} to {until}",
+        "newest_pr": "The newest PR of {repo} in {where} is #{number}, merged on {date} ({week}).",
+        "where_git": "the clone",
+        "where_github": "GitHub",
+        "where_fixture": "the fixture file",
+        "where_cache": "the cache",
         "title": "{repo} report · {since} to {until}",
         "title_week": "{repo} weekly report · {year} week {week} ({since:%m-%d} to {until:%m-%d})",
         "s_summary": "1. Executive summary",

@@ -48,8 +48,8 @@ def hbar_chart(bars: Sequence[Bar], *, title: str) -> Markup:
     return _svg(title, height, rows)
 
 
-def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: bool = False) -> Markup:
-    """Vertical columns left to right (days, weeks); `highlight_last` marks the current one."""
+def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: int = 0) -> Markup:
+    """Vertical columns left to right (days, weeks); the last `highlight_last` are the current period."""
     height, base, head = 200, 170, 20
     step = (WIDTH - 20) / max(len(bars), 1)
     every = math.ceil(len(bars) / _MAX_TICKS) or 1  # thin out labels on long windows
@@ -58,7 +58,7 @@ def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: bool = Fals
     for i, bar in enumerate(bars):
         x = 10 + i * step
         h = (base - head - 14) * bar.value / top
-        last = highlight_last and i == len(bars) - 1
+        last = i >= len(bars) - highlight_last
         colour = HIGHLIGHT if last else (PALETTE[0] if highlight_last else PALETTE[i % len(PALETTE)])
         label = escape(_short(bar.label, 10)) if i % every == 0 or last else ""
         cols.append(

@@ -85,7 +85,23 @@ def _charts(report: Report, t: dict[str, str]) -> list[tuple[str, Markup]]:
         bars = [Bar(f"{day:%m-%d}", n, str(n)) for day, n in s.per_day.items()]
         charts.append((t["per_day"], column_chart(bars, title=t["per_day"])))
     if report.history:
-        weeks = [Bar(f"{w.since:%m-%d}", w.merged_prs, str(w.merged_prs)) for w in report.history]
-        weeks.append(Bar(t["page_this_week"], s.merged_prs, str(s.merged_prs)))
-        charts.append((t["chart_weeks"], column_chart(weeks, title=t["chart_weeks"], highlight_last=True)))
+        charts.append(_history_chart(report, t))
     return charts
+
+
+def _history_chart(report: Report, t: dict[str, str]) -> tuple[str, Markup]:
+    """Merged PRs by week (by month for a long window); a period not fully read shows "?" and is named."""
+    unit = report.history[0].unit
+    label = "{:%Y-%m}" if unit == "month" else "{:%m-%d}"
+    bars = [
+        Bar(
+            t["page_this_week"] if h.current and unit != "month" else label.format(h.since),
+            h.merged_prs or 0,
+            str(h.merged_prs) if h.complete else "?",
+        )
+        for h in report.history
+    ]
+    title = t[f"chart_{unit}s"]
+    missing = [label.format(h.since) for h in report.history if not h.complete]
+    name = t["chart_missing"].format(chart=title, periods=", ".join(missing)) if missing else title
+    return name, column_chart(bars, title=title, highlight_last=sum(h.current for h in report.history))

@@ -26,6 +26,7 @@ from prdigest.render.views import (
     ReportRef,
     RisksView,
     View,
+    card_rows,
     cite,
     engine_note,
     explain_buttons,
@@ -121,7 +122,7 @@ def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[
         out.append(_list(t["s_risks"], risks, len(report.risk_observations), t))
     key = key_prs(report)
     if key:
-        out += _key_pr_table(key, t, detail)
+        out += _key_pr_table(key, t, detail, card_rows(report, detail))
     if report.stats.tags:
         out.append(_tag_chart(report, t))
     return out
@@ -132,7 +133,7 @@ def _risk_line(name: str, prs: list[int], evidence: str, detail: Detail) -> str:
     return f"**{lark_md(name, detail.chars)}** {cite(prs)}\n<font color='grey'>{evidence}</font>"
 
 
-def _key_pr_table(key: list[ReportPR], t: dict[str, str], detail: Detail) -> list[Card]:
+def _key_pr_table(key: list[ReportPR], t: dict[str, str], detail: Detail, rows: int) -> list[Card]:
     table = {
         "tag": "table",
         "page_size": 5,
@@ -149,12 +150,12 @@ def _key_pr_table(key: list[ReportPR], t: dict[str, str], detail: Detail) -> lis
                 "summary": plain(p.summary or p.title, detail.chars),
                 "scores": f"{score(p.importance)} / {score(p.insight)}",
             }
-            for p in key[: detail.prs]
+            for p in key[:rows]
         ],
     }
     out = [_md(f"**{lark_md(t['s_key_prs'])}**"), table]
-    if len(key) > detail.prs:
-        out.append(_footnote(t["more_in_full"].format(n=len(key) - detail.prs)))
+    if len(key) > rows:
+        out.append(_footnote(t["more_in_full"].format(n=len(key) - rows)))
     return out
 
 

@@ -39,6 +39,7 @@ from prdigest.render.views import (
     ReportRef,
     RisksView,
     View,
+    card_rows,
     cite,
     engine_note,
     explain_buttons,
@@ -152,7 +153,7 @@ def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[
     rows = [
         f"{_pr_link(p)} {slack_text(p.summary or p.title, detail.chars)} · {score(p.importance)} / "
         f"{score(p.insight)}"
-        for p in key[: detail.prs]
+        for p in key[: card_rows(report, detail)]
     ]
     if rows:
         out.append(_list(t["s_key_prs"], rows, len(key), t))

@@ -145,6 +145,11 @@ def key_prs(report: Report) -> list[ReportPR]:
     return sorted((p for p in report.prs if p.key), key=lambda p: (-(p.importance or 0), p.number))
 
 
+def card_rows(report: Report, detail: Detail) -> int:
+    """How many key PRs a card lists: as many as its level fits, at most the subscription's top_n."""
+    return min(detail.prs, report.card_prs or detail.prs)
+
+
 def pr_url(pr: ReportPR | PRHead) -> str | None:
     """The PR's own https link (sources write ".../pull/N"), or None: nothing else becomes a link."""
     url = safe_url(pr.url)

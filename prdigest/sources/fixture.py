@@ -7,6 +7,7 @@ each PR may leave out ``repo`` (the file's) and ``source``.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,10 @@ class FixtureSource:
                 label = f"#{item['number']}" if "number" in item else f"prs[{index}]"
                 raise SourceError(f"{self.path}: {label}: {_first_error(exc)}") from None
         return prs
+
+    def newest_merged(self) -> tuple[int, datetime] | None:
+        merged = [(p.merged_at, p.number) for p in self.prs if p.number is not None]
+        return max(merged)[::-1] if merged else None
 
     def fetch(self, window: Window) -> list[PullRequest]:
         return sorted((p for p in self.prs if window.contains(p.merged_at)), key=lambda p: p.merged_at)

@@ -465,6 +465,15 @@ class GitHubSource:
         self._list_range(window.start.astimezone(UTC), window.end.astimezone(UTC), window.zone, found)
         return {n: item for n, item in sorted(found.items()) if window.contains(item.merged_at)}
 
+    def newest_merged(self) -> tuple[int, datetime] | None:
+        """The number and merge time of the newest merged PR, among the 100 updated last (merging one
+        updates it): one request, asked only when a period holds no PR."""
+        search = self._search(f"repo:{self.repo} is:pr is:merged sort:updated-desc", None)
+        merged = [
+            (_time(n["mergedAt"]), n["number"]) for n in search.get("nodes") or [] if n and n.get("mergedAt")
+        ]
+        return max(merged)[::-1] if merged else None
+
     def _list_range(self, start: datetime, end: datetime, zone: ZoneInfo, found: dict[int, Listed]) -> None:
         """List [start, end); halve the range while the search counts more than it can return."""
         last = end - timedelta(seconds=1)

@@ -166,6 +166,14 @@ class GitSource:
                 return pr.model_copy(update={"diff_excerpt": excerpts.get(commit.sha)})
         return None
 
+    def newest_merged(self) -> tuple[int, datetime] | None:
+        """The number and merge time of the clone's newest PR (a direct push is none); None if it has none."""
+        for commit in self._commits():
+            pr = self._to_pr(commit, None, {})
+            if pr.number is not None:
+                return pr.number, pr.merged_at
+        return None
+
     def _commits(self, *filters: str) -> Iterator[_Commit]:
         for chunk in self._log(f"--format={_FORMAT}", "--raw", "--numstat", "-z", "-M", *filters, self.ref):
             header, _, rest = chunk.partition("\0")

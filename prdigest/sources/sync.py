@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from prdigest.models import PullRequest, Window
 from prdigest.sources.github import GitHubClient, GitHubError, GitHubRateLimited, GitHubSource
-from prdigest.storage import Store, github_cache
+from prdigest.storage import Store, coverage, github_cache
 
 
 @dataclass
@@ -51,8 +51,10 @@ class SyncResult:
 
 
 def sync(store: Store, source: GitHubSource, window: Window) -> SyncResult:
-    """Bring the cache up to date with the PRs GitHub says were merged in the window."""
+    """Bring the cache up to date with the PRs GitHub says were merged in the window; record the days
+    it read completely (a partial sync leaves the days of the PRs it could not read missing)."""
     client = source.client
+    read_at = datetime.now(UTC)
     before = client.requests["sync"]
     listed = source.list_merged(window)
     cached = github_cache.updated_at(store, source.repo, listed)
@@ -61,6 +63,8 @@ def sync(store: Store, source: GitHubSource, window: Window) -> SyncResult:
     prs = _with_cached_diffs(store, source.repo, outcome.prs)
     store.upsert_prs(prs)
     github_cache.record_updates(store, source.repo, {pr.number: outcome.updated_at[pr.number] for pr in prs})
+    lacking = [listed[n].merged_at for n in [*outcome.failed, *outcome.skipped]]
+    coverage.record_window(store, source.repo, source.kind, window, read_at, lacking)
     budget = client.budgets.get("graphql")
     return SyncResult(
         repo=source.repo,

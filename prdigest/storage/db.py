@@ -18,7 +18,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from prdigest.errors import StorageError
-from prdigest.models import PRAnalysis, PullRequest, Report, WeekFigures, Window
+from prdigest.models import PRAnalysis, PullRequest, Report, Window
 from prdigest.storage.migrations import migrate
 
 _WORD = re.compile(r"\w+")
@@ -139,8 +139,8 @@ class Store:
             )
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
 
-    def week_figures(self, repo: str, windows: list[Window]) -> list[WeekFigures]:
-        """Merged PRs, churn and authors per window, in SQL; windows with no cached PR are left out."""
+    def period_figures(self, repo: str, windows: list[Window]) -> list[tuple[int, int, int, int]]:
+        """Merged PRs, additions, deletions and authors of each window, in SQL (zeros where none)."""
         out = []
         with self._locked() as db:
             for w in windows:
@@ -153,17 +153,7 @@ class Store:
                         [repo, _utc(w.start), _utc(w.end)],
                     )
                 )
-                if row["n"]:
-                    out.append(
-                        WeekFigures(
-                            since=w.since,
-                            until=w.until,
-                            merged_prs=row["n"],
-                            additions=row["a"],
-                            deletions=row["d"],
-                            authors=row["authors"],
-                        )
-                    )
+                out.append((row["n"], row["a"], row["d"], row["authors"]))
         return out
 
     def get_pr(self, repo: str, number: int) -> PullRequest | None:

@@ -200,3 +200,12 @@ def m010_llm_rungs(db: Database) -> None:
     db["llm_rungs"].create(
         {"endpoint": str, "model": str, "rung": str, "updated_at": str}, pk=("endpoint", "model")
     )
+
+
+@migration
+def m012_coverage(db: Database) -> None:
+    # The spans of time (UTC instants, [start_at, end_at)) of which each source gave the cache every
+    # merged PR: what lets a command tell a quiet day from a day never read. Touching spans are merged.
+    db["coverage"].create(
+        {"repo": str, "source": str, "start_at": str, "end_at": str}, pk=("repo", "source", "start_at")
+    )

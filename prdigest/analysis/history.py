@@ -1,0 +1,51 @@
+"""The periods a report's trend chart compares: the same span before a short window, months for a long one.
+
+A quarter charted as "one earlier quarter" says nothing; by month it shows the trend within it too.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Literal
+
+from prdigest.models import Window
+
+Unit = Literal["week", "period", "month"]
+EARLIER_SPANS = 8
+EARLIER_MONTHS = 6
+MONTHLY_OVER_DAYS = 28  # windows longer than four weeks chart by month
+
+
+def chart_periods(window: Window) -> tuple[Unit, list[tuple[Window, bool]]]:
+    """The chart's unit and its periods, oldest first, each with whether it is (part of) the window."""
+    span = window.until - window.since + timedelta(days=1)
+    if span.days > MONTHLY_OVER_DAYS:
+        first = _month_start(window.since)
+        earlier = [_month(_shift(first, -k), window.tz) for k in range(EARLIER_MONTHS, 0, -1)]
+        own, start = [], window.since
+        while start <= window.until:
+            month = _month(start, window.tz)
+            own.append(Window(since=start, until=min(month.until, window.until), tz=window.tz))
+            start = month.until + timedelta(days=1)
+        return "month", [(w, False) for w in earlier] + [(w, True) for w in own]
+    earlier = [
+        Window(since=window.since - span * k, until=window.until - span * k, tz=window.tz)
+        for k in range(EARLIER_SPANS, 0, -1)
+    ]
+    unit: Unit = "week" if span.days == 7 else "period"
+    return unit, [(w, False) for w in earlier] + [(window, True)]
+
+
+def _month_start(day: date) -> date:
+    return day.replace(day=1)
+
+
+def _shift(first: date, months: int) -> date:
+    index = first.year * 12 + first.month - 1 + months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _month(day: date, tz: str) -> Window:
+    """The calendar month of ``day``."""
+    first = _month_start(day)
+    return Window(since=first, until=_shift(first, 1) - timedelta(days=1), tz=tz)
