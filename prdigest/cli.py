@@ -194,13 +194,15 @@ def ask(
 ) -> None:
     """Answer a question from the cached PRs, citing them (with the LLM when one is configured)."""
     from prdigest.analysis.ask import ask as answer_question
+    from prdigest.i18n import detect_lang
     from prdigest.storage import Store
 
     settings = _settings(config, db)
     window = period.window(settings) if period.given else None
     text = " ".join(question)
     store = Store(settings.storage.db)
-    answer = answer_question(store, text, repo, window, settings.llm, lang or settings.report.language)
+    # A question is answered in its own language unless --lang says otherwise.
+    answer = answer_question(store, text, repo, window, settings.llm, lang or detect_lang(text))
     store.close()
     click.echo(answer.text)
 
@@ -331,6 +333,24 @@ def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) ->
         if not no_chat:
             _chat(settings, store, source, console, lang)
         store.close()
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--today", help="The day the message is read on, YYYY-MM-DD (default: today in --tz).")
+@click.option("--tz", default="UTC", show_default=True, help="The chat's timezone.")
+def parse(text: str, today: str | None, tz: str) -> None:
+    """How the chat reads a message: one JSON object (command, since, until, n, pr, repo, lang, question)."""
+    import json
+    from datetime import UTC, datetime
+
+    from prdigest.handlers.understand import describe, understand
+    from prdigest.models import zone
+    from prdigest.periods import parse_date, today_in
+
+    zone_name = zone(tz).key
+    day = parse_date(today, "--today date") if today else today_in(datetime.now(UTC), zone_name)
+    click.echo(json.dumps(describe(understand(text), day, zone_name), ensure_ascii=False))
 
 
 @cli.command()

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import demo_services
 
-from prdigest.bot.app import BotCore, Inbound, action_text, claim_event
+from prdigest.bot.app import BotCore, Inbound, action_intent, claim_event
 from prdigest.bot.web import WebApp
 from prdigest.config import load_settings
 from prdigest.handlers import Reply, Services
+from prdigest.models import Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 
@@ -35,12 +36,31 @@ def test_an_event_is_claimed_once_even_after_a_restart(tmp_path: Path) -> None:
     again.close()
 
 
-def test_buttons_are_commands() -> None:
-    ref = {"repo": "acme-ml/trainer", "since": "2026-09-07", "until": "2026-09-13", "tz": "Asia/Shanghai"}
-    assert action_text({**ref, "action": "risks"}) == "risks acme-ml/trainer 2026-09-07..2026-09-13"
-    assert action_text({**ref, "action": "key_prs"}) == "top 10 acme-ml/trainer 2026-09-07..2026-09-13"
-    assert action_text({**ref, "action": "explain", "number": 4124}) == "explain #4124 acme-ml/trainer"
-    assert action_text({**ref, "action": "another_week"}) == "report acme-ml/trainer 2026-08-31..2026-09-06"
+def test_buttons_are_intents_with_their_cards_window_timezone_and_language() -> None:
+    ref = {"repo": "acme-ml/trainer", "since": "2026-09-07", "until": "2026-09-13", "tz": "America/New_York",
+           "lang": "zh"}  # fmt: skip
+    risks = action_intent({**ref, "action": "risks"})
+    assert (risks.command, risks.repo, risks.lang) == ("risks", "acme-ml/trainer", "zh")
+    assert risks.window == Window(since="2026-09-07", until="2026-09-13", tz="America/New_York")
+    top = action_intent({**ref, "action": "key_prs"})
+    assert (top.command, top.n, top.window) == ("top", 10, risks.window)
+    explain = action_intent({**ref, "action": "explain", "number": 4124})
+    assert (explain.command, explain.pr, explain.lang) == ("explain", 4124, "zh")
+    before = action_intent({**ref, "action": "another_week"})
+    assert before.command == "report"
+    assert before.window == Window(since="2026-08-31", until="2026-09-06", tz="America/New_York")
+    # A card posted before buttons carried a language: English, as it was.
+    assert action_intent({k: v for k, v in {**ref, "action": "risks"}.items() if k != "lang"}).lang == "en"
+
+
+def test_a_button_on_a_chinese_card_answers_in_chinese_without_a_subscription(svc: Services) -> None:
+    core = BotCore(svc, workers=1)
+    value = {"repo": "acme-ml/trainer", "since": "2026-09-07", "until": "2026-09-13", "tz": "Asia/Shanghai",
+             "lang": "zh", "action": "risks"}  # fmt: skip
+    button = Inbound(platform="lark", event_id="b-1", chat_id="oc_9", user_id="ou_1", action=value)
+    reply = core.answer(button)
+    core.close()
+    assert reply.kind == "risks" and reply.lang == "zh" and "风险" in reply.text
 
 
 def test_submit_answers_once_after_the_ack(svc: Services) -> None:

@@ -180,7 +180,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("authors", ["hyzhang-ml: 7", "lin-qiao: 6"]),
     ("hot files", [".github/workflows/ci.yml: 5 PRs"]),
     ("report 2026-W37", ["acme-ml/trainer", "2026"]),
-    ("who worked on NVFP4 this week?", ["#4107", "NVFP4"]),
+    ("who worked on NVFP4 last week?", ["#4107", "NVFP4"]),
     ("subscribe acme-ml/trainer", ["Subscribed to acme-ml/trainer"]),
     ("subscriptions", ["acme-ml/trainer: every Monday at 09:30"]),
     ("unsubscribe acme-ml/trainer", ["Unsubscribed from acme-ml/trainer"]),

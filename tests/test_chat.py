@@ -13,8 +13,7 @@ from fakes.openai_api import FakeOpenAI, prdigest_answers
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.handlers.commands import parse
-from prdigest.i18n import detect_lang, texts
+from prdigest.i18n import texts
 from prdigest.models import Window
 from prdigest.pipeline import source_factory
 from prdigest.render.markdown import escape
@@ -209,10 +208,11 @@ def test_only_admins_change_subscriptions(svc: Services) -> None:
         "en",
         "ou_admin",
     )
-    # The chat's subscription now sets the repository and the language of answers.
+    # The chat's subscription now sets the repository; a message's own language sets its answer's.
     listing = handle("subscriptions", LARK_USER, svc)
     assert "acme-ml/trainer: every Friday at 17:00 (Europe/Berlin)" in listing.text
-    assert handle("风险", LARK_USER, svc).lang == "en"
+    risks = handle("风险", LARK_USER, svc)
+    assert (risks.lang, risks.repo) == ("zh", "acme-ml/trainer")
     assert handle("unsubscribe acme-ml/trainer", LARK_USER, svc).kind == "refusal"
     assert "Unsubscribed" in handle("unsubscribe acme-ml/trainer", LARK_ADMIN, svc).text
     assert list_subscriptions(svc.store) == []
@@ -347,19 +347,3 @@ def test_replies_become_cards_within_limits(svc: Services) -> None:
         assert slack["text"] and len(slack.get("blocks", [])) <= 50
     assert lark_payload(handle("risks", CONSOLE, svc))["msg_type"] == "interactive"
     assert lark_payload(handle("subscriptions", CONSOLE, svc))["msg_type"] == "text"
-
-
-@pytest.mark.parametrize(
-    ("text", "name", "args"),
-    [
-        ("本周有什么风险？", "risks", "本周"),
-        ("2026-W37 的热点文件有哪些", "hot", "2026-W37"),
-        ("谁改了沙箱？", "ask", "谁改了沙箱？"),  # names no command's topic: a free question
-        ("#4131 有什么风险？", "ask", "#4131 有什么风险？"),  # about one PR, not the week's risks
-        ("上周 top 3", "top", "3 上周"),
-        ("this weekend's outage?", "ask", "this weekend's outage?"),  # not "this week": asked as written
-    ],
-)
-def test_a_leading_period_or_a_chinese_question_reaches_its_command(text: str, name: str, args: str) -> None:
-    command = parse(text)
-    assert (command.name, command.args, command.lang) == (name, args, detect_lang(text))

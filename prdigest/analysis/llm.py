@@ -649,16 +649,7 @@ class LLMClient:
     def _client(self) -> openai.OpenAI:
         with self._lock:
             if self._sdk is None:
-                import openai
-
-                key = self.settings.api_key
-                self._sdk = openai.OpenAI(
-                    base_url=self.settings.base_url,
-                    # The SDK refuses an empty key; local servers take any.
-                    api_key=key.get_secret_value() if key else "unused",
-                    timeout=self.settings.timeout,
-                    max_retries=self.settings.max_retries,
-                )
+                self._sdk = sdk_client(self.settings)
             return self._sdk
 
     def _send(self, messages: list[dict[str, str]], rung: str, schema: type[LLMOutput]) -> Exchange:
@@ -700,6 +691,38 @@ class LLMClient:
             usage.prompt_tokens if usage else sum(estimate_tokens(m["content"]) for m in messages),
             usage.completion_tokens if usage else estimate_tokens(text),
         )
+
+
+def sdk_client(settings: LLMSettings) -> openai.OpenAI:
+    import openai
+
+    key = settings.api_key
+    return openai.OpenAI(
+        base_url=settings.base_url,
+        # The SDK refuses an empty key; local servers take any.
+        api_key=key.get_secret_value() if key else "unused",
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+def tool_call(
+    settings: LLMSettings, messages: list[dict[str, str]], tools: list[dict[str, Any]]
+) -> tuple[str, str] | None:
+    """The first tool the model calls, as (name, JSON arguments); None when it calls none or fails."""
+    import openai
+
+    try:
+        completion = sdk_client(settings).chat.completions.create(
+            model=settings.model,
+            messages=[{**m, "content": redact(m["content"])} for m in messages],
+            tools=tools,
+        )
+    except openai.OpenAIError:
+        return None
+    calls = (completion.choices[0].message.tool_calls or []) if completion.choices else []
+    function = getattr(calls[0], "function", None) if calls else None
+    return (function.name, function.arguments or "{}") if function is not None else None
 
 
 def _describe(exc: ValueError) -> str:

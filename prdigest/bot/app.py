@@ -13,15 +13,19 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from prdigest.handlers import Context, Reply, Services, handle
+from prdigest.handlers.commands import Intent, clean
+from prdigest.handlers.context import Thread
 from prdigest.i18n import detect_lang, texts
+from prdigest.models import Window
 from prdigest.render.views import ActionValue
 from prdigest.storage import Store
+from prdigest.storage.cards import card_of
 
 log = logging.getLogger("prdigest.bot")
 
@@ -40,6 +44,7 @@ class Inbound(BaseModel):
     text: str | None = None  # a message or a slash command's text
     action: dict[str, Any] | None = None  # a button's value (an ActionValue payload)
     thread_id: str | None = None  # where the answer goes: a Slack thread_ts, a Lark message id
+    card_id: str | None = None  # the bot's card a message answers in the thread of, if any
     message_id: str | None = None  # the card a button sits on, to update it
 
 
@@ -53,22 +58,23 @@ def claim_event(store: Store, platform: str, event_id: str) -> bool:
         return cursor.rowcount == 1
 
 
-def action_text(value: dict[str, Any]) -> str:
-    """A button as the command it stands for, so that buttons and typed commands share their handlers."""
+KEY_PRS_SHOWN = 10
+
+
+def action_intent(value: dict[str, Any]) -> Intent:
+    """A button as the Intent it stands for, its card's window (timezone included) and language kept."""
     action = ActionValue.model_validate(value)
-    period = f"{action.since}..{action.until}"
+    window = Window(since=action.since, until=action.until, tz=action.tz)
+    at = {"lang": action.lang, "repo": action.repo, "window": window}
     if action.action == "risks":
-        return f"risks {action.repo} {period}"
+        return Intent("risks", **at)
     if action.action == "key_prs":
-        return f"top 10 {action.repo} {period}"
+        return Intent("top", n=KEY_PRS_SHOWN, **at)
     if action.action == "explain":
-        return f"explain #{action.number} {action.repo}"
+        return Intent("explain", pr=action.number, **at)
     span = action.until - action.since + timedelta(days=1)  # "another week": the one before
-    return f"report {action.repo} {_day(action.since - span)}..{_day(action.until - span)}"
-
-
-def _day(day: date) -> str:
-    return day.isoformat()
+    before = Window(since=action.since - span, until=action.until - span, tz=action.tz)
+    return Intent("report", **{**at, "window": before})
 
 
 class BotCore:
@@ -92,24 +98,34 @@ class BotCore:
             return None
         return self._pool.submit(self._work, inbound, respond, notice)
 
+    def message(self, inbound: Inbound) -> str | Intent:
+        """What the event asks: a button's Intent, or the message's text."""
+        if inbound.action is None:
+            return inbound.text or ""
+        try:
+            return action_intent(inbound.action)
+        except ValidationError:
+            log.warning("a button with an unknown value: %r", inbound.action)
+            return Intent("help")
+
     def answer(self, inbound: Inbound) -> Reply:
-        ctx = Context(platform=inbound.platform, chat_id=inbound.chat_id, user_id=inbound.user_id)
-        if inbound.action is not None:
-            try:
-                text = action_text(inbound.action)
-            except ValidationError:
-                log.warning("a button with an unknown value: %r", inbound.action)
-                text = "help"
-        else:
-            text = inbound.text or ""
-        return handle(text, ctx, self.services)
+        card = card_of(self.services.store, inbound.platform, inbound.chat_id, inbound.card_id)
+        ctx = Context(
+            platform=inbound.platform,
+            chat_id=inbound.chat_id,
+            user_id=inbound.user_id,
+            thread=Thread.model_validate(card) if card else None,
+        )
+        return handle(self.message(inbound), ctx, self.services)
 
     def _work(
         self, inbound: Inbound, respond: Callable[[Reply], None], notice: Callable[[str], None] | None
     ) -> None:
         timer = None
         if notice is not None:
-            lang = detect_lang(inbound.text or "")
+            message = self.message(inbound)
+            # The notice speaks the answer's language: the message's, or the button's card's.
+            lang = message.lang if isinstance(message, Intent) else detect_lang(clean(message))
             timer = threading.Timer(self.notice_after, _safely, args=(notice, WORKING[lang]))
             timer.daemon = True
             timer.start()

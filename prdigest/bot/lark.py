@@ -50,6 +50,7 @@ from prdigest.handlers import Reply
 from prdigest.models import Report, is_iso_week, iso_week_label
 from prdigest.render.lark import render_lark_card
 from prdigest.render.markdown import render_markdown
+from prdigest.storage.cards import remember_card
 
 log = logging.getLogger("prdigest.lark")
 
@@ -209,7 +210,9 @@ class LarkBot:
         message_id, key = inbound.thread_id or "", inbound.event_id
         self.core.submit(
             inbound,
-            lambda reply: self._answer(reply, partial(self._reply, message_id), key),
+            lambda reply: self._answer(
+                reply, partial(self._reply, message_id), key, inbound.chat_id, inbound.card_id or message_id
+            ),
             lambda text: self._reply(message_id, _text(text), idempotency_key(f"{key}:notice")),
         )
 
@@ -232,6 +235,7 @@ class LarkBot:
             user_id=sender.sender_id.open_id or "",
             text=resolve_mentions(text, mentions, self.bot_open_id()),
             thread_id=message.message_id,
+            card_id=message.root_id or None,  # a message in a thread: the thread's first message
         )
 
     def _on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
@@ -255,13 +259,18 @@ class LarkBot:
         # Another week is a new report: a new card in the chat; the other answers go in the card's thread.
         another_week = value.get("action") == "another_week"
         post: Post = partial(self._create, chat_id) if another_week else partial(self._reply, card_id)
-        self.core.submit(inbound, lambda reply: self._answer(reply, post, event_id))
+        root = None if another_week else card_id
+        self.core.submit(inbound, lambda reply: self._answer(reply, post, event_id, chat_id, root))
         return P2CardActionTriggerResponse({"toast": TOAST})
 
-    def _answer(self, reply: Reply, post: Post, key: str) -> None:
-        """Post a Reply; a report without a page also goes as a Markdown file."""
+    def _answer(self, reply: Reply, post: Post, key: str, chat_id: str, root: str | None) -> None:
+        """Post a Reply; a report without a page also goes as a Markdown file. A card about a report is
+        remembered, itself and as the latest of its thread (``root``), for the follow-ups there."""
         report_url = self._report_url_for(reply.report) if reply.report is not None else None
-        post(lark_payload(reply, report_url), idempotency_key(f"{key}:answer"))
+        message_id = post(lark_payload(reply, report_url), idempotency_key(f"{key}:answer"))
+        if reply.report is not None and self.core is not None:
+            for card in {message_id, root or message_id}:
+                remember_card(self.core.services.store, "lark", chat_id, card, reply.report)
         if reply.kind == "report" and reply.report is not None and report_url is None:
             file_key = self._upload(report_file_name(reply.report), render_markdown(reply.report))
             post({"msg_type": "file", "content": {"file_key": file_key}}, idempotency_key(f"{key}:file"))

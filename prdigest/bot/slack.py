@@ -43,6 +43,7 @@ from prdigest.i18n import detect_lang
 from prdigest.models import Report
 from prdigest.render.markdown import title
 from prdigest.render.slack import render_slack_message
+from prdigest.storage.cards import remember_card
 
 log = logging.getLogger("prdigest.slack")
 
@@ -207,6 +208,7 @@ class SlackBot:
             user_id=event.get("user", ""),
             text=strip_mention(event.get("text", ""), context.bot_user_id),
             thread_id=thread,
+            card_id=event.get("thread_ts"),  # a message in a thread: what the thread is about
         )
         self._submit(inbound, request, notice=True)
 
@@ -268,6 +270,10 @@ class SlackBot:
                     raise
                 self._respond_url(response_url, payload)
                 return
+            if reply.report is not None and self.core is not None:
+                # The card, itself and as the latest of its thread, for the follow-ups there.
+                for card in {ts, thread or ts}:
+                    remember_card(self.core.services.store, "slack", channel, card, reply.report)
             if reply.kind == "report" and reply.report is not None and report_url is None:
                 self._upload_report(channel, thread or ts, reply.report, reply.text)
 

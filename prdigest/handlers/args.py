@@ -1,4 +1,4 @@
-"""Reading a command's arguments: repository, period, PR number, count, schedule, language."""
+"""Reading a subscription command's words (repository, day, time, timezone, language) and PR numbers."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ from prdigest.errors import UsageError
 from prdigest.models import WEEKDAYS, zone
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_PR = re.compile(r"^(?:pr)?#(-?\d+)$", re.I)
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
-_PERIOD = re.compile(r"^(\d{4}-\d{1,2}-\d{1,2}(\.\.\d{4}-\d{1,2}-\d{1,2})?|\d{4}-?w\d{1,2})$", re.I)
-_LAST_WEEK = {"--last-week", "last-week", "lastweek", "上周"}
-_THIS_WEEK = {"--this-week", "this-week", "thisweek", "本周", "这周"}
 _DAYS_ZH = {
     "周一": "mon",
     "周二": "tue",
@@ -29,9 +25,6 @@ MAX_PR_NUMBER = 10**9
 @dataclass
 class Args:
     repo: str | None = None
-    period: str | None = None
-    number: int | None = None
-    count: int | None = None
     day: str | None = None
     time: str | None = None
     tz: str | None = None
@@ -39,28 +32,12 @@ class Args:
     rest: list[str] = field(default_factory=list)
 
 
-def read_args(text: str, *, bare_pr: bool = False) -> Args:
-    """Sort the tokens of an argument string; raises UsageError for a token that is plainly wrong.
-
-    ``bare_pr``: a plain number names a PR (``explain 3128``) instead of a count (``top 3``)."""
+def read_args(text: str) -> Args:
+    """Sort the words of a subscription command; raises UsageError for a word that is plainly wrong."""
     args = Args()
-    tokens = text.replace("，", " ").replace(",", " ").split()
-    i = 0
-    while i < len(tokens):
-        token, low = tokens[i], tokens[i].lower()
-        pair = f"{low} {tokens[i + 1].lower()}" if i + 1 < len(tokens) else ""
-        if pair in ("last week", "this week"):
-            args.period = pair.replace(" ", "-")
-            i += 2
-            continue
-        i += 1
-        if low in _LAST_WEEK or low in _THIS_WEEK:
-            args.period = "last-week" if low in _LAST_WEEK else "this-week"
-        elif _PERIOD.match(low):
-            args.period = token
-        elif match := _PR.match(token):
-            args.number = pr_number(match.group(1))
-        elif match := _TIME.match(token):
+    for token in text.replace("，", " ").replace(",", " ").split():
+        low = token.lower()
+        if match := _TIME.match(token):
             args.time = clock_time(int(match.group(1)), int(match.group(2)))
         elif low[:3] in WEEKDAYS and low.isalpha() and len(low) <= 9:
             args.day = low[:3]
@@ -68,14 +45,10 @@ def read_args(text: str, *, bare_pr: bool = False) -> Args:
             args.day = _DAYS_ZH[token]
         elif low in ("zh", "en", "中文", "english"):
             args.lang = {"中文": "zh", "english": "en"}.get(low, low)
-        elif _is_zone(token):
+        elif is_zone(token):
             args.tz = zone(token).key
         elif _REPO.match(token):
             args.repo = token
-        elif token.isdigit() and bare_pr:
-            args.number = pr_number(token)
-        elif token.isdigit():
-            args.count = int(token) if len(token) < 6 else 10**6
         else:
             args.rest.append(token)
     return args
@@ -98,7 +71,7 @@ def clock_time(hour: int, minute: int) -> str:
     return f"{hour:02d}:{minute:02d}"
 
 
-def _is_zone(token: str) -> bool:
+def is_zone(token: str) -> bool:
     if token.upper() == "UTC":
         return True
     if "/" not in token or not token[:1].isupper():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Literal
 
 from pydantic import BaseModel
@@ -14,12 +14,24 @@ from prdigest.pipeline import Source
 from prdigest.storage import Store
 
 
+class Thread(BaseModel):
+    """The report card a message answers in the thread of: its repository, period and language."""
+
+    repo: str
+    since: date
+    until: date
+    tz: str
+    lang: Literal["zh", "en"]
+
+
 class Context(BaseModel):
     platform: Literal["lark", "slack", "console"]
     chat_id: str
     user_id: str
-    # A language forced by the caller (the console's --lang); else the chat's subscription or the command's.
+    # A language forced by the caller (the console's --lang); else the message's own.
     lang: Literal["zh", "en"] | None = None
+    # Follow-ups in a card's thread take its repository and period unless they name others.
+    thread: Thread | None = None
 
 
 @dataclass

@@ -1,32 +1,47 @@
-"""One entry for every adapter: text in, Reply out; never a traceback."""
+"""One entry for every adapter: a message (or a button's Intent) in, Reply out; never a traceback."""
 
 from __future__ import annotations
 
 import logging
 
 from prdigest.errors import PrdigestError
-from prdigest.handlers.commands import parse, spec
+from prdigest.handlers.commands import Intent, clean, spec
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
-from prdigest.i18n import texts
+from prdigest.handlers.understand import understand
+from prdigest.i18n import detect_lang, texts
 
 log = logging.getLogger("prdigest.handlers")
 
 
-def handle(text: str, ctx: Context, svc: Services) -> Reply:
-    cmd = parse(text)
-    lang = ctx.lang or cmd.lang
+def read(message: str | Intent, ctx: Context, svc: Services) -> Intent:
+    """The Intent of a message: by the rules; by the LLM's tool call for a message the rules could not
+    place, when one is configured (the rules' reading stands when the model's is unusable)."""
+    if isinstance(message, Intent):
+        return message
+    intent = understand(message)
+    if intent.placed or svc.settings.llm is None:
+        return intent
+    from prdigest.handlers.routing import route
+
+    return route(message, intent, svc.settings.llm)
+
+
+def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
+    # The language is decided once, from the message (a button carries its card's).
+    lang = ctx.lang or (message.lang if isinstance(message, Intent) else detect_lang(clean(message)))
+    name = "explain"  # the one command whose reading can fail: a PR number out of range
     try:
-        return spec(cmd.name).handler(cmd, ctx, svc)
+        intent = read(message, ctx, svc)
+        name = intent.command
+        return spec(name).handler(intent, ctx, svc)
     except Answer as answer:
         return answer.reply
     except PrdigestError as exc:
         t = texts(lang)
         error = t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip(".")
-        return text_reply(
-            "error", lang, t["bad_input"].format(error=error, usage=f"`{t[f'usage_{cmd.name}']}`")
-        )
+        return text_reply("error", lang, t["bad_input"].format(error=error, usage=f"`{t[f'usage_{name}']}`"))
     except Exception:
-        log.exception("command %r failed", cmd.name)
+        log.exception("command %r failed", name)
         return text_reply("error", lang, texts(lang)["error_apology"])

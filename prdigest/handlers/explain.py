@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from prdigest.errors import UsageError
-from prdigest.handlers.args import read_args
-from prdigest.handlers.commands import Command, command
+from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Scope, resolve, text_reply
@@ -17,21 +16,20 @@ MAX_FILES = 15
 _UNKNOWN = ("reviews", "review_threads", "checks", "is_fork", "labels")
 
 
-@command("explain", en=("explain", "why"), zh=("解释", "说明"))
-def explain(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args = read_args(cmd.args, bare_pr=True)
-    if args.number is None:
+@command("explain", en=("explain",), zh=("解释", "说明"))
+def explain(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    if intent.pr is None:
         raise UsageError("name the PR with its number, e.g. explain #3128", "err_pr_missing")
-    scope = resolve(cmd, ctx, svc, args)
-    pr, looked = _find(svc, scope, args.number)
+    scope = resolve(intent, ctx, svc)
+    pr, looked = _find(svc, scope, intent.pr)
     t = texts(scope.lang)
     if pr is None:
-        text = t["explain_not_found"].format(number=args.number, repo=scope.repo, where=", ".join(looked))
+        text = t["explain_not_found"].format(number=intent.pr, repo=scope.repo, where=", ".join(looked))
         return text_reply("text", scope.lang, text, repo=scope.repo)
     taxonomy = svc.settings.repo(scope.repo).taxonomy
     # The same analysis the report shows: the LLM's where one is configured, else the rules'.
     analyses, _ = analyse(svc.settings, svc.store, svc.source_for(scope.repo), [pr], taxonomy, scope.lang)
-    analysis = analyses[args.number]
+    analysis = analyses[intent.pr]
     title = t["explain_title"].format(number=pr.number, title=pr.title)
     return text_reply(
         "explain",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prdigest.handlers.commands import COMMANDS, Command, command
+from prdigest.handlers.commands import COMMANDS, Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import HelpLine, Reply
 from prdigest.handlers.scope import text_reply
@@ -31,12 +31,12 @@ def help_lines(lang: str) -> list[HelpLine]:
 
 
 @command("help", en=("help", "?"), zh=("帮助",))
-def show_help(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    lang = ctx.lang or cmd.lang
+def show_help(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    lang = ctx.lang or intent.lang
     t = texts(lang)
     lines = []
-    if cmd.suggestion:
-        lines += [t["help_suggest"].format(text=escape(cmd.args[:80]), word=cmd.suggestion), ""]
+    if intent.suggestion:
+        lines += [t["help_suggest"].format(text=escape(intent.question[:80]), word=intent.suggestion), ""]
     lines += [f"**{t['help_title']}**", "", t["help_intro"], ""]
     lines += [f"- `{h.usage}`: {h.about}" for h in help_lines(lang)]
     return text_reply("help", lang, "\n".join(lines), title=t["help_title"], help=help_lines(lang))

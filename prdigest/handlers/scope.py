@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 from prdigest.errors import UsageError
-from prdigest.handlers.args import Args
-from prdigest.handlers.commands import Command, Lang
+from prdigest.handlers.commands import Intent, Lang
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.i18n import texts
-from prdigest.models import Report, Subscription, Window, zone
-from prdigest.periods import parse_period
+from prdigest.models import Report, Subscription, Window
+from prdigest.periods import today_in
 from prdigest.pipeline import make_report
 from prdigest.storage.subscriptions import list_subscriptions
 
@@ -37,12 +35,13 @@ def text_reply(kind: str, lang: Lang, text: str, **kw: object) -> Reply:
     return Reply(kind=kind, lang=lang, text=text, **kw)  # type: ignore[arg-type]
 
 
-def resolve(cmd: Command, ctx: Context, svc: Services, args: Args) -> Scope:
-    """The repository named, else the chat's only subscription, else the session's default."""
+def resolve(intent: Intent, ctx: Context, svc: Services) -> Scope:
+    """The repository named, else the card's the message answers, else the chat's only subscription,
+    else the session's default."""
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
-    lang: Lang = ctx.lang or cmd.lang
+    lang: Lang = ctx.lang or intent.lang
     t = texts(lang)
-    repo = args.repo
+    repo = intent.repo or (ctx.thread.repo if ctx.thread else None)
     if repo is None and len(subs) > 1:
         repos = ", ".join(s.repo for s in subs)
         raise Answer(text_reply("text", lang, t["which_repo"].format(repos=repos, first=subs[0].repo)))
@@ -51,19 +50,17 @@ def resolve(cmd: Command, ctx: Context, svc: Services, args: Args) -> Scope:
     if repo is None:
         raise Answer(text_reply("text", lang, t["no_repo"]))
     sub = next((s for s in subs if s.repo == repo), None)
-    if sub is not None and ctx.lang is None:
-        lang = sub.lang
     tz = sub.tz if sub else svc.settings.report.timezone
     return Scope(repo=repo, lang=lang, tz=tz, subscription=sub)
 
 
-def window_of(args: Args, scope: Scope, svc: Services) -> Window:
-    """The period named, else the last complete week in the chat's timezone."""
-    now = svc.clock()
-    if args.period == "this-week":
-        monday = Window.last_complete_week(now, scope.tz).until + timedelta(days=1)
-        return Window(since=monday, until=now.astimezone(zone(scope.tz)).date(), tz=scope.tz)
-    return parse_period(args.period or "last-week", scope.tz, now)
+def window_of(intent: Intent, ctx: Context, scope: Scope, svc: Services) -> Window | None:
+    """The period named; else, in a card's thread, the card's; else the command's default (the last
+    complete week, in the chat's timezone); None for a question that names no period."""
+    thread = ctx.thread
+    if intent.window is None and intent.period is None and thread is not None and thread.repo == scope.repo:
+        return Window(since=thread.since, until=thread.until, tz=thread.tz)
+    return intent.window_in(today_in(svc.clock(), scope.tz), scope.tz)
 
 
 def week_report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC
 
 from prdigest.handlers.args import Args, read_args
-from prdigest.handlers.commands import Command, command
+from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
@@ -14,12 +14,12 @@ from prdigest.models import Subscription
 from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
 
 
-def _admin_args(cmd: Command, ctx: Context, svc: Services) -> tuple[Args, str]:
+def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, str]:
     """The arguments of a command that changes subscriptions: only admins may, and it names a repository."""
-    lang = ctx.lang or cmd.lang
+    lang = ctx.lang or intent.lang
     if not svc.is_admin(ctx):
         raise Answer(text_reply("refusal", lang, texts(lang)["sub_refused"]))
-    args = read_args(cmd.args)
+    args = read_args(intent.args)
     if args.repo is None:
         raise Answer(text_reply("text", lang, texts(lang)["sub_needs_repo"]))
     return args, lang
@@ -38,8 +38,8 @@ def describe(sub: Subscription, lang: str) -> str:
 
 
 @command("subscribe", en=("subscribe",), zh=("订阅",), admin=True)
-def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args, lang = _admin_args(cmd, ctx, svc)
+def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    args, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
     configured = svc.settings.repo(args.repo).git
     sub = Subscription(
@@ -51,7 +51,7 @@ def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
         day=args.day or "mon",
         time=args.time or "09:30",
         tz=args.tz or svc.settings.report.timezone,
-        lang=args.lang or cmd.lang,
+        lang=args.lang or intent.lang,
         created_by=ctx.user_id,
         created_at=svc.clock().astimezone(UTC),
     )
@@ -64,8 +64,8 @@ def subscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
 
 
 @command("unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), admin=True)
-def unsubscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args, lang = _admin_args(cmd, ctx, svc)
+def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    args, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
     removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, args.repo)
     if removed:
@@ -74,8 +74,8 @@ def unsubscribe(cmd: Command, ctx: Context, svc: Services) -> Reply:
 
 
 @command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))
-def subscriptions(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    lang = ctx.lang or cmd.lang
+def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    lang = ctx.lang or intent.lang
     t = texts(lang)
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
     if not subs:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prdigest.handlers.args import Args, read_args
-from prdigest.handlers.commands import Command, command, spec
+from prdigest.handlers.commands import Intent, command, spec
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import (
@@ -18,37 +17,44 @@ from prdigest.handlers.scope import (
     window_of,
 )
 from prdigest.i18n import texts
-from prdigest.models import Report, ReportPR, iso_week_label
+from prdigest.models import Report, ReportPR, Window, iso_week_label
 from prdigest.pipeline import newest_merged
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5
 MAX_TOP = 24
+MAX_HOT = 20
 
 
 @dataclass
 class Week:
-    """What a period command gathers before it decides: its arguments, scope, and the period's report."""
+    """What a period command gathers before it decides: its intent, scope, and the period's report."""
 
-    args: Args
+    intent: Intent
     scope: Scope
     report: Report
     t: dict[str, str]
     period: str
 
 
-def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
+def period_of(intent: Intent, ctx: Context, scope: Scope, svc: Services) -> Window:
+    window = window_of(intent, ctx, scope, svc)
+    assert window is not None  # every period command has a default period
+    return window
+
+
+def gather(intent: Intent, ctx: Context, svc: Services) -> Week:
     """The period's report; a period without PRs is answered at once, pointing to the source's newest PR."""
-    args = read_args(cmd.args)
-    scope = resolve(cmd, ctx, svc, args)
-    window = window_of(args, scope, svc)
-    w = Week(args, scope, week_report(svc, scope, window), texts(scope.lang), period_text(window, scope.lang))
+    scope = resolve(intent, ctx, svc)
+    window = period_of(intent, ctx, scope, svc)
+    report = week_report(svc, scope, window)
+    w = Week(intent, scope, report, texts(scope.lang), period_text(window, scope.lang))
     if not w.report.prs:
         # The report's warnings say which days no source gave and where the newest PR is.
         text = noted(w.t["prs_none"].format(repo=scope.repo, period=w.period), w.report)
         newest = newest_merged(svc.store, svc.source_for(scope.repo), scope.repo)
         if newest is not None and not window.contains(newest[2]):
-            words = spec(cmd.name).zh if scope.lang == "zh" else spec(cmd.name).en
+            words = spec(intent.command).zh if scope.lang == "zh" else spec(intent.command).en
             example = f"{words[0]} {iso_week_label(window.local_day(newest[2]))}"
             text += " " + w.t["newest_hint"].format(example=example)
         raise Answer(text_reply("text", scope.lang, text, repo=scope.repo))
@@ -56,8 +62,8 @@ def gather(cmd: Command, ctx: Context, svc: Services) -> Week:
 
 
 @command("risks", en=("show risks", "risks", "risk"), zh=("风险",))
-def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    w = gather(cmd, ctx, svc)
+def risks(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    w = gather(intent, ctx, svc)
     scope, report, t, period = w.scope, w.report, w.t, w.period
     if not report.risk_observations:
         text = noted(
@@ -76,10 +82,10 @@ def risks(cmd: Command, ctx: Context, svc: Services) -> Reply:
 
 
 @command("top", en=("top prs", "top"), zh=("重点", "重要"))
-def top(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    w = gather(cmd, ctx, svc)
+def top(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    w = gather(intent, ctx, svc)
     scope, report, t, period = w.scope, w.report, w.t, w.period
-    count = min(max(w.args.count or DEFAULT_TOP, 1), MAX_TOP)
+    count = min(max(w.intent.n or DEFAULT_TOP, 1), MAX_TOP)
     ranked = sorted(report.prs, key=lambda p: (-(p.importance or 0), p.number))[:count]
     if not ranked:
         return text_reply(
@@ -87,7 +93,9 @@ def top(cmd: Command, ctx: Context, svc: Services) -> Reply:
         )
     title = t["top_title"].format(n=len(ranked), repo=scope.repo, period=period)
     lines = heading(title, report) + [f"{i}. {pr_line(p, t)}" for i, p in enumerate(ranked, 1)]
-    return text_reply("prs", scope.lang, "\n".join(lines), title=title, repo=scope.repo, prs=ranked)
+    return text_reply(
+        "prs", scope.lang, "\n".join(lines), title=title, repo=scope.repo, prs=ranked, report=report
+    )
 
 
 def heading(title: str, report: Report) -> list[str]:
@@ -106,24 +114,25 @@ def pr_line(p: ReportPR, t: dict[str, str]) -> str:
 
 
 @command("authors", en=("authors",), zh=("作者",))
-def authors(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    w = gather(cmd, ctx, svc)
+def authors(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    w = gather(intent, ctx, svc)
     scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
     if not s.authors:
         return text_reply(
             "text", scope.lang, t["prs_none"].format(repo=scope.repo, period=period), repo=scope.repo
         )
     title = t["authors_title"].format(repo=scope.repo, period=period, n=s.merged_prs)
+    shown = list(s.authors.items())[: w.intent.n or None]
     lines = heading(title, report) + [
         "- " + t["authors_line"].format(author=escape(a), n=n, share=f"{s.author_share[a]:.0%}")
-        for a, n in s.authors.items()
+        for a, n in shown
     ]
     return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)
 
 
 @command("hot", en=("hot files", "hotfiles", "hot"), zh=("热点文件", "热点"))
-def hot_files(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    w = gather(cmd, ctx, svc)
+def hot_files(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    w = gather(intent, ctx, svc)
     scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
     if not s.hot_files:
         text = noted(t["hot_none"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs), report)
@@ -131,16 +140,15 @@ def hot_files(cmd: Command, ctx: Context, svc: Services) -> Reply:
     title = t["hot_title"].format(repo=scope.repo, period=period, min=s.hot_file_min_prs)
     lines = heading(title, report) + [
         "- " + t["hot_line"].format(path=escape(h.path), n=len(h.prs), prs=" ".join(f"#{n}" for n in h.prs))
-        for h in s.hot_files[:20]
+        for h in s.hot_files[: w.intent.n or MAX_HOT]
     ]
     return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)
 
 
 @command("report", en=("report", "weekly report"), zh=("报告", "周报"))
-def report(cmd: Command, ctx: Context, svc: Services) -> Reply:
-    args = read_args(cmd.args)
-    scope = resolve(cmd, ctx, svc, args)
-    window = window_of(args, scope, svc)
+def report(intent: Intent, ctx: Context, svc: Services) -> Reply:
+    scope = resolve(intent, ctx, svc)
+    window = period_of(intent, ctx, scope, svc)
     built = week_report(svc, scope, window, sync=True, save=True)
     return text_reply("report", scope.lang, render_markdown(built), repo=scope.repo, report=built)
 

@@ -29,17 +29,18 @@ class _View(BaseModel):
 
 
 class ReportRef(_View):
-    """Which repository and window a card (and its buttons) is about."""
+    """Which repository, window and language a card (and its buttons) is about."""
 
     repo: str
     since: date
     until: date
     tz: str
+    lang: Lang = "en"  # the card's: a button's answer is in it (cards posted before it had none)
 
     @classmethod
     def of(cls, report: Report) -> ReportRef:
         w = report.window
-        return cls(repo=report.repo, since=w.since, until=w.until, tz=w.tz)
+        return cls(repo=report.repo, since=w.since, until=w.until, tz=w.tz, lang=report.lang)
 
 
 class ActionValue(ReportRef):

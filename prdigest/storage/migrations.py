@@ -203,6 +203,26 @@ def m010_llm_rungs(db: Database) -> None:
 
 
 @migration
+def m011_cards(db: Database) -> None:
+    # The report cards the bot posted, by platform message id: a follow-up in a card's thread
+    # ("risks") is about that card's repository, period and language.
+    db["cards"].create(
+        {
+            "platform": str,
+            "chat_id": str,
+            "message_id": str,
+            "repo": str,
+            "since": str,
+            "until": str,
+            "tz": str,
+            "lang": str,
+            "posted_at": str,
+        },
+        pk=("platform", "chat_id", "message_id"),
+    )
+
+
+@migration
 def m012_coverage(db: Database) -> None:
     # The spans of time (UTC instants, [start_at, end_at)) of which each source gave the cache every
     # merged PR: what lets a command tell a quiet day from a day never read. Touching spans are merged.

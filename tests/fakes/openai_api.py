@@ -71,6 +71,8 @@ class Reply:
     delay: float = 0.0  # seconds, on top of the server's latency
     message: str = "scripted error"  # the error message of a status >= 400
     finish_reason: str = "stop"
+    # (function name, JSON arguments) of each tool call the answer makes, instead of content.
+    tool_calls: tuple[tuple[str, str], ...] = ()
 
 
 Responder = Callable[[Request], "Reply | str"]
@@ -178,6 +180,12 @@ class FakeOpenAI:
         content = reply.content
         if self.mode == "prose":
             content = f"Sure! Here is the JSON you asked for:\n```json\n{content}\n```\nAnything else?"
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reply.tool_calls:  # as OpenAI sends them: no content, finish_reason "tool_calls"
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                for i, (name, arguments) in enumerate(reply.tool_calls)
+            ]}  # fmt: skip
         prompt_tokens = math.ceil(len(request.text) / 4)
         completion_tokens = math.ceil(len(content) / 4)
         return json.dumps(
@@ -189,8 +197,8 @@ class FakeOpenAI:
                 "choices": [
                     {
                         "index": 0,
-                        "finish_reason": reply.finish_reason,
-                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "tool_calls" if reply.tool_calls else reply.finish_reason,
+                        "message": message,
                     }
                 ],
                 "usage": {

@@ -1,0 +1,226 @@
+"""A chat message -> the Intent it asks for, by rules and from the text alone (never from the cache).
+
+The order of the decision:
+1. an empty message or a greeting is help;
+2. a message that starts with an admin command (subscribe, unsubscribe, subscriptions), with
+   `ask` or `help`, is that command;
+3. a PR number (`#2126`, `PR 1740`, or a number after an explain word) makes it `explain`;
+4. the words of a command anywhere in a short message ("show me the risks", "who contributed
+   the most", "which files were touched by many PRs"); the most specific one wins;
+5. else a question (a question word, a question mark, a Chinese question particle) is `ask`,
+   a near-miss of a command word is help suggesting it, and anything else is help.
+The period is read by `prdigest.periods` wherever it stands, and taken out before the rest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from datetime import date
+
+from prdigest.handlers.args import is_zone, pr_number
+from prdigest.handlers.commands import COMMANDS, Intent, Lang, clean
+from prdigest.i18n import detect_lang
+from prdigest.periods import EN_NUMBER, ZH_NUMBER, find_period, number, without
+
+_GREETINGS = frozenset({"hi", "hello", "hey", "hallo", "yo", "你好", "您好", "嗨", "哈喽", "在吗"})
+_LEADING_ONLY = ("subscriptions", "unsubscribe", "subscribe", "ask", "help")
+# The admin commands said in a sentence ("please unsubscribe owner/name", "我的订阅").
+_ADMIN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("subscriptions", re.compile(r"\bsubscriptions\b|订阅列表|我的订阅|查看订阅|哪些订阅", re.I)),
+    ("unsubscribe", re.compile(r"\bunsubscribe\b|取消订阅|退订", re.I)),
+    ("subscribe", re.compile(r"\bsubscribe\b|订阅", re.I)),
+)
+# A reply language asked for in words ("report in English", "用中文").
+_ASKED_LANG = (
+    ("en", re.compile(r"\bin english\b|英文|英语", re.I)),
+    ("zh", re.compile(r"\bin chinese\b|中文", re.I)),
+)
+_GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
+
+def _words(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(patterns), re.I)
+
+
+# What each command's question sounds like, in the order the most specific wins.
+_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("risks", _words(
+        r"\brisk(?:s|y)?\b", r"\b(?:could|might|may|will|can|would)\s+(?:\w+\s+)?(?:break|go wrong|fail)\b",
+        r"\bbreak(?:ing|s)?\b", r"\bdanger(?:s|ous)?\b", r"\bconcerns?\b", r"\bworr(?:y|ies|ied)\b",
+        r"\bwatch out\b", r"\bred flags?\b", r"\bregressions?\b",
+        "风险", "隐患", "危险", "破坏性", "要注意", "注意什么", "会不会(?:坏|出问题|出错)",
+        "可能(?:会)?(?:坏|出问题|出错)",
+    )),
+    ("hot", _words(
+        r"\bhot\b", r"\bhot\s*spots?\b", r"\bfiles\b", r"\bchurn\b", "热点", "哪些文件", r"文件.{0,8}最多",
+        r"最多的文件", "改动最多",
+    )),
+    ("authors", _words(
+        r"\bauthors?\b", r"\bcontributors?\b", r"\bcontributed\b", r"\bmost active\b",
+        r"\bwho\s+(?:\w+\s+)?(?:committed|merged|wrote|shipped|submitted|authored|landed|contributes)\b",
+        "作者", "贡献者", "贡献", "最活跃", r"谁.{0,6}(?:提交|合并|写|贡献)",
+    )),
+    ("top", _words(
+        r"\btop\b", r"\bmost important\b", r"\b(?:biggest|largest|key|major|notable|significant|main)\s+"
+        r"(?:prs?|pull requests?|changes?|merges?)\b", r"\bhighlights?\b", r"\bimportant\b",
+        "重点", "重要", "最大的", "关键", "亮点", r"主要的?(?:PR|改动|变更|变化)",
+    )),
+    ("report", _words(
+        r"\breports?\b", r"\bdigest\b", r"\bsummar(?:y|ies|i[sz]e)\b", r"\brecap\b", r"\boverview\b",
+        r"\bweekly\b", r"\bwhat (?:happened|is new)\b", r"\bwhat'?s new\b", r"\bnews\b",
+        "报告", "周报", "月报", "总结", "汇总", "概况", "概览", "发生了什么", "有什么变化",
+    )),
+)  # fmt: skip
+_HELP = _words(
+    r"\bwhat can you do\b", r"\bwhat do you do\b", r"\bhow (?:do i|to|can i) use\b", r"\bcommands\b",
+    r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.*\b(?:subscribe|unsubscribe|use)\b",
+    "怎么订阅", "如何订阅",
+    "你能做什么", "能做什么", "怎么用", "如何使用", "能干什么", "有哪些命令", "你是谁",
+)
+_EXPLAIN = _words(
+    r"\bexplain\b", r"\btell me about\b", r"\bwhat (?:does|did|is)\b", r"\bdetails?\b", r"\bdescribe\b",
+    "解释", "说明", "讲讲", "介绍", "做什么", "干什么", "改了什么",
+)
+_QUESTION = _words(
+    r"[?？]", r"^(?:what|why|how|who|whom|whose|which|when|where|is|are|was|were|does|do|did|can|could|"
+    r"should|would|will|has|have|any)\b", r"\b(?:what|why|how|who|which|when|where)\b",
+    "吗", "呢", "么", "什么", "为什么", "怎么", "怎样", "哪", "谁", "几", "多少", "是否", "有没有", "是不是",
+)
+_PR = re.compile(r"(?:#|\b(?:pr|pull request|pull|mr)\s*#?\s*)(-?\d+)\b", re.I)
+_BARE_NUMBER = re.compile(r"(?<![\w#.:/-])(\d{1,9})(?![\w.:/-])")
+# A count: digits anywhere, a number word after "top", "前三", "三个".
+_COUNT = re.compile(
+    rf"(?<![\w#.:/-])(?P<n>\d{{1,9}})(?![\w.:/-])|\btop\s+(?P<w>{EN_NUMBER})\b"
+    rf"|前\s*(?P<zn>{ZH_NUMBER})|(?P<zc>{ZH_NUMBER})\s*个",
+    re.I,
+)
+_REPO = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?![\w/-])")
+# Up to this many words (or Chinese characters / 3), a message is a command said in words;
+# a longer one that asks a question is a question, whatever words it uses.
+SHORT_WORDS = 12
+
+
+def understand(text: str) -> Intent:
+    """The Intent of a chat message (see the module's docstring for the order of the rules)."""
+    text = _GLUED_COUNT.sub(r"\1 \2", clean(text))
+    lang: Lang = detect_lang(text)
+    if not text or text.lower().strip(" !！.。?？~") in _GREETINGS:
+        return Intent("help", lang)
+    leading = _leading(text)
+    if leading is not None and leading[0] in _LEADING_ONLY:
+        name, rest = leading
+        if name == "ask":
+            return Intent("ask", lang, period=find_period(rest), question=rest)
+        if name == "help":
+            return Intent("help", lang)
+        return Intent(name, lang, repo=_repo(rest), args=rest)
+    if (admin := _admin(text)) is not None:
+        return Intent(admin, lang, repo=_repo(text), args=text)
+    lang = next((asked for asked, words in _ASKED_LANG if words.search(text)), lang)
+    period = find_period(text)
+    rest = without(text, period)
+    pr = _pr(rest, leading)
+    if pr is not None:
+        return Intent("explain", lang, pr=pr, repo=_repo(rest))
+    name = _topic(rest) if leading is None else _sharper(leading[0], rest)
+    if name == "explain" and leading is not None and not leading[1]:  # "explain" alone: which PR?
+        return Intent("explain", lang)
+    if name == "explain" or (name is not None and leading is None and _long_question(rest, lang)):
+        # "explain" with words but no PR, or a long question: asked as written
+        return Intent("ask", lang, period=period, question=text, placed=False)
+    if name is not None:
+        n = _count(rest) if name in ("top", "authors", "hot") else None
+        return Intent(name, lang, period=period, n=n, repo=_repo(rest))
+    if _HELP.search(rest):
+        return Intent("help", lang)
+    if _QUESTION.search(text):
+        return Intent("ask", lang, period=period, question=text, placed=False)
+    return Intent("help", lang, question=text, suggestion=_closest(text), placed=False)
+
+
+def _leading(text: str) -> tuple[str, str] | None:
+    """The command whose registered word starts the text, and the text after it."""
+    lowered = text.lower()
+    words = [(w, c.name, "en") for c in COMMANDS for w in c.en]
+    words += [(w, c.name, "zh") for c in COMMANDS for w in c.zh]
+    for word, name, lang in sorted(words, key=lambda item: -len(item[0])):  # "show risks" before "show"
+        if lowered.startswith(word):
+            rest = text[len(word) :]
+            # English words end at a word boundary; Chinese ones may run into their argument ("解释#3128").
+            if lang == "zh" or not rest or not (rest[0].isalnum() or rest[0] == "_"):
+                return name, rest.strip(" :：,，")
+    return None
+
+
+def _pr(text: str, leading: tuple[str, str] | None) -> int | None:
+    if match := _PR.search(text):
+        return pr_number(match.group(1))
+    explaining = (leading is not None and leading[0] == "explain") or _EXPLAIN.search(text)
+    if explaining and (match := _BARE_NUMBER.search(text)):
+        return pr_number(match.group(1))
+    return None
+
+
+def _admin(text: str) -> str | None:
+    """An admin command said in a short sentence that is not a question about it ("how do I subscribe?")."""
+    if len(text.split()) > SHORT_WORDS or (_QUESTION.search(text) and _repo(text) is None):
+        return None
+    return next((name for name, words in _ADMIN if words.search(text)), None)
+
+
+def _sharper(leading: str, text: str) -> str:
+    """A leading generic word ("top", "report") gives way to a more specific topic ("top 3 authors")."""
+    order = [name for name, _ in _TOPICS]
+    topic = _topic(text)
+    if leading in ("top", "report") and topic is not None and order.index(topic) < order.index(leading):
+        return topic
+    return leading
+
+
+def _topic(text: str) -> str | None:
+    return next((name for name, words in _TOPICS if words.search(text)), None)
+
+
+def _long_question(text: str, lang: Lang) -> bool:
+    size = len(re.sub(r"\s", "", text)) // 3 if lang == "zh" else len(text.split())
+    return size > SHORT_WORDS and bool(_QUESTION.search(text))
+
+
+def _count(text: str) -> int | None:
+    match = _COUNT.search(_REPO.sub(" ", text))
+    if match is None:
+        return None
+    return number(next(group for group in match.groups() if group))
+
+
+def _repo(text: str) -> str | None:
+    for match in _REPO.finditer(text):
+        candidate = match.group(1)
+        if not (candidate.replace("/", "").isdigit() or is_zone(candidate)):
+            return candidate
+    return None
+
+
+def _closest(text: str) -> str | None:
+    """A short message whose first word nearly spells a command word."""
+    tokens = text.lower().split()
+    if not tokens or len(tokens) > 3:
+        return None
+    words = [w for c in COMMANDS for w in c.en + c.zh if " " not in w]
+    match = difflib.get_close_matches(tokens[0], words, n=1, cutoff=0.75)
+    return match[0] if match else None
+
+
+def describe(intent: Intent, today: date, tz: str) -> dict[str, object]:
+    """The intent as `prdigest parse` prints it: periods resolved to ISO dates in ``tz`` on ``today``."""
+    window = intent.window_in(today, tz)
+    return {
+        "command": intent.command,
+        "since": window.since.isoformat() if window else None,
+        "until": window.until.isoformat() if window else None,
+        "n": intent.n,
+        "pr": intent.pr,
+        "repo": intent.repo,
+        "lang": intent.lang,
+        "question": intent.question or None,
+    }
