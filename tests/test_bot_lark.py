@@ -295,6 +295,18 @@ def test_a_slow_answer_gets_a_notice_first(fake: FakeLark, store: Store) -> None
         assert "#4120" in answer.text and "#4134" not in answer.text
 
 
+def test_a_follow_up_in_a_report_cards_thread_is_about_that_cards_week(rig: Rig) -> None:
+    # The chat's "last week" is W37; the card is of W36 (a week the cache holds no PR of).
+    first = rig.fake.message_event("report 2026-W36")
+    assert rig.send(first)[0]
+    rig.fake.wait_for(lambda m: m.uuid == f"{first['header']['event_id']}:answer")
+    thread = first["event"]["message"]["message_id"]
+    follow = ask(rig, "risks", root_id=thread)
+    assert "from 2026-08-31 to 2026-09-06" in follow.text
+    outside = ask(rig, "risks")
+    assert "2026-09-07" in outside.text
+
+
 def test_a_handler_that_raises_gets_an_apology_and_the_error_is_logged(
     rig: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -209,10 +209,12 @@ class FakeLark:
         post: list[list[dict[str, Any]]] | None = None,
         sender_type: str = "user",
         event_id: str | None = None,
+        root_id: str = "",
     ) -> dict[str, Any]:
         """An im.message.receive_v1 envelope: a text message, or a post when ``post`` (paragraphs) is given.
 
-        ``mention``: "bot" mentions the bot first, an open_id mentions that user, None nobody."""
+        ``mention``: "bot" mentions the bot first, an open_id mentions that user, None nobody.
+        ``root_id``: the first message of the thread the message is sent in."""
         message_id = self._new_id("om")
         with self._cond:
             self._chat_of[message_id] = chat_id
@@ -232,8 +234,8 @@ class FakeLark:
         now = str(int(time.time() * 1000))
         message = {
             "message_id": message_id,
-            "root_id": "",
-            "parent_id": "",
+            "root_id": root_id,
+            "parent_id": root_id,
             "create_time": now,
             "update_time": now,
             "chat_id": chat_id,
