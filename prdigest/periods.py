@@ -330,6 +330,42 @@ def _named_month(m: re.Match[str], today: date) -> Span:
     return clip(month_span(year, month), today)
 
 
+# Full names, and the abbreviations that are not also common words ("sat", "sun").
+_WEEKDAYS_EN = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAYS_EN.update({"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4})
+_WEEKDAYS_ZH = {c: i for i, c in enumerate("一二三四五六")} | {"日": 6, "天": 6}
+WEEKDAY = "|".join(sorted(_WEEKDAYS_EN, key=len, reverse=True))
+
+
+@_relative(
+    rf"\b(?P<last>last\s+)?(?P<d>{WEEKDAY})\b"
+    r"|(?:(?P<zlast>上)|本|这)?(?:周|星期|礼拜)(?P<zd>[一二三四五六日天])(?![共起样直般些点下切])"
+)
+def _weekday(m: re.Match[str], today: date) -> Span:
+    """"Friday" is the latest Friday not after today, "last Friday" the one before today; "周五" is this
+    week's Friday, "上周五" last week's."""
+    if m.group("zd"):
+        day = monday(today) + timedelta(days=_WEEKDAYS_ZH[m.group("zd")])
+        day -= timedelta(weeks=1 if m.group("zlast") else 0)
+        return clip((day, day), today)
+    back = (today.weekday() - _WEEKDAYS_EN[m.group("d").lower()]) % 7
+    if m.group("last") and back == 0:
+        back = 7
+    day = today - timedelta(days=back)
+    return day, day
+
+
+@_relative(
+    r"\bQ(?P<q>[1-4])(?:\s*(?P<y>\d{4}))?\b|\b(?P<y2>\d{4})\s*-?\s*Q(?P<q2>[1-4])\b"
+    r"|第(?P<zq>[一二三四1-4])季度"
+)
+def _quarter(m: re.Match[str], today: date) -> Span:
+    quarter = number(m.group("q") or m.group("q2") or m.group("zq"))
+    year_text = m.group("y") or m.group("y2")
+    year = int(year_text) if year_text else today.year - (date(today.year, quarter * 3 - 2, 1) > today)
+    return clip(month_span(year, quarter * 3 - 2, count=3), today)
+
+
 @_relative(r"\b(?:this|current)\s+quarter\b|本季度|这个?季度")
 def _this_quarter(m: re.Match[str], today: date) -> Span:
     return date(today.year, (today.month - 1) // 3 * 3 + 1, 1), today
@@ -370,7 +406,16 @@ def find_period(text: str) -> Period | None:
     if not found:
         return None
     start, end, resolve = min(found, key=lambda f: (f[0], -f[1]))
+    # "since last week", "上周以来": from the period's first day to today.
+    before, after = _SINCE.search(text[max(0, start - 10) : start]), _UNTIL_NOW.match(text, end)
+    if before or after:
+        start, end = start - (len(before.group(0)) if before else 0), after.end() if after else end
+        resolve = _from_start(resolve)
     return Period(start, end, resolve)
+
+
+def _from_start(resolve: Resolver) -> Resolver:
+    return lambda today: (resolve(today)[0], today)
 
 
 def without(text: str, period: Period | None) -> str:

@@ -74,10 +74,24 @@ WEDNESDAY = date(2026, 9, 16)  # ISO week 2026-W38: Monday 14th to Sunday 20th
         ("since Aug 1", "2026-08-01", "2026-09-16"),
         ("since 2026-09-01", "2026-09-01", "2026-09-16"),
         ("9月1日以来", "2026-09-01", "2026-09-16"),
+        ("since last week", "2026-09-07", "2026-09-16"),
+        ("上周以来", "2026-09-07", "2026-09-16"),
+        # days of the week, quarters
+        ("Monday", "2026-09-14", "2026-09-14"),
+        ("since Monday", "2026-09-14", "2026-09-16"),
+        ("last Friday", "2026-09-11", "2026-09-11"),
+        ("last Wednesday", "2026-09-09", "2026-09-09"),  # today is Wednesday: the one before
+        ("上周五", "2026-09-11", "2026-09-11"),
+        ("周一", "2026-09-14", "2026-09-14"),
+        ("Q2", "2026-04-01", "2026-06-30"),
+        ("2025 Q4", "2025-10-01", "2025-12-31"),
+        ("Q4", "2025-10-01", "2025-12-31"),  # not begun this year: last year's
+        ("第三季度", "2026-07-01", "2026-09-16"),
         ("自9月1日起", "2026-09-01", "2026-09-16"),
         # no period at all
         ("this weekend's outage", None, None),
-        ("mon 09:30", None, None),
+        ("we sat in the sun", None, None),  # "sat" and "sun" are words, not days
+        ("上周一共合并了几个", "2026-09-07", "2026-09-13"),  # 一共 is "in all", not Monday
         ("top 3", None, None),
     ],
 )

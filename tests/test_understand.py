@@ -48,6 +48,10 @@ def read(text: str) -> dict[str, object]:
         ("weekly digest for the week before last", "report", ("2026-08-31", "2026-09-06"), None, None, "en"),
         ("what happened last week?", "report", LAST_WEEK, None, None, "en"),
         ("上个月的总结", "report", ("2026-08-01", "2026-08-31"), None, None, "zh"),
+        ("how many PRs were merged last week?", "report", LAST_WEEK, None, None, "en"),
+        ("show me the PRs merged since Monday", "top", ("2026-09-14", "2026-09-16"), None, None, "en"),
+        ("上周合并了哪些PR", "top", LAST_WEEK, None, None, "zh"),
+        ("what broke last week?", "risks", LAST_WEEK, None, None, "en"),
         # a PR number: explain, however it is asked
         ("tell me about #2126", "explain", NO_PERIOD, None, 2126, "en"),
         ("PR 1740 改了什么", "explain", NO_PERIOD, None, 1740, "zh"),
@@ -56,6 +60,7 @@ def read(text: str) -> dict[str, object]:
         ("#31 有什么风险？", "explain", NO_PERIOD, None, 31, "zh"),
         # questions: "why" without a PR, and questions that name no command
         ("why is the trainer slower?", "ask", NO_PERIOD, None, None, "en"),
+        ("why were the PRs merged without review?", "ask", NO_PERIOD, None, None, "en"),
         ("who touched the scheduler last week?", "ask", LAST_WEEK, None, None, "en"),
         ("explain the checkpoint change", "ask", NO_PERIOD, None, None, "en"),
         ("调度器为什么改了？", "ask", NO_PERIOD, None, None, "zh"),

@@ -46,8 +46,9 @@ def _words(*patterns: str) -> re.Pattern[str]:
 _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("risks", _words(
         r"\brisk(?:s|y)?\b", r"\b(?:could|might|may|will|can|would)\s+(?:\w+\s+)?(?:break|go wrong|fail)\b",
-        r"\bbreak(?:ing|s)?\b", r"\bdanger(?:s|ous)?\b", r"\bconcerns?\b", r"\bworr(?:y|ies|ied)\b",
-        r"\bwatch out\b", r"\bred flags?\b", r"\bregressions?\b",
+        r"\bbr(?:eak(?:ing|s)?|oken?)\b", r"\bdanger(?:s|ous)?\b", r"\bconcerns?\b", r"\bworr(?:y|ies|ied)\b",
+        r"\bwatch out\b", r"\bred flags?\b", r"\bregressions?\b", r"\bsecurity\b", r"\bvulnerab",
+        r"\bwithout tests\b", r"\bno tests\b", "没有测试", "缺少测试", "安全问题",
         "风险", "隐患", "危险", "破坏性", "要注意", "注意什么", "会不会(?:坏|出问题|出错)",
         "可能(?:会)?(?:坏|出问题|出错)",
     )),
@@ -69,8 +70,13 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\breports?\b", r"\bdigest\b", r"\bsummar(?:y|ies|i[sz]e)\b", r"\brecap\b", r"\boverview\b",
         r"\bweekly\b", r"\bwhat (?:happened|is new)\b", r"\bwhat'?s new\b", r"\bnews\b",
         "报告", "周报", "月报", "总结", "汇总", "概况", "概览", "发生了什么", "有什么变化",
+        r"\bhow many\b.*\b(?:prs|pull requests|merged)\b", r"(?:多少|几)\s*个?\s*PR",
     )),
 )  # fmt: skip
+# A message about the PRs of a period that names no other command lists them ("PRs merged yesterday",
+# "上周合并了哪些PR"), unless it asks why or how.
+_LISTING = _words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并了", r"哪些\s*PR")
+_WHY_HOW = _words(r"\b(?:why|how)\b", "为什么", "怎么", "如何")
 _HELP = _words(
     r"\bwhat can you do\b", r"\bwhat do you do\b", r"\bhow (?:do i|to|can i) use\b", r"\bcommands\b",
     r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.*\b(?:subscribe|unsubscribe|use)\b",
@@ -178,7 +184,10 @@ def _sharper(leading: str, text: str) -> str:
 
 
 def _topic(text: str) -> str | None:
-    return next((name for name, words in _TOPICS if words.search(text)), None)
+    found = next((name for name, words in _TOPICS if words.search(text)), None)
+    if found is None and _LISTING.search(text) and not _WHY_HOW.search(text):
+        return "top"
+    return found
 
 
 def _long_question(text: str, lang: Lang) -> bool:
