@@ -10,6 +10,7 @@ version changed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts, FileDiff
@@ -321,12 +322,17 @@ def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
     return any(pattern.search(line) for _, pattern, _ in patterns)
 
 
-def dangerous_lines(lines: list[str], product: bool = True) -> list[str]:
+def holds_danger(text: str) -> bool:
+    """Whether any line of the text may hold a dangerous call or a credential (a test of the whole text)."""
+    patterns, secrets = _patterns_in(text, product=True)
+    return bool(patterns or secrets)
+
+
+def dangerous_lines(lines: list[str], product: bool = True) -> Iterator[str]:
     """The lines, comments aside, that hold a dangerous call or a credential; ``product``: code that ships."""
     patterns, secrets = _patterns_in("\n".join(lines), product)
-    if not (patterns or secrets):
-        return []
-    return [line for line in lines if not is_comment(line) and _dangerous(line, patterns, secrets)]
+    if patterns or secrets:
+        yield from (line for line in lines if not is_comment(line) and _dangerous(line, patterns, secrets))
 
 
 def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
@@ -339,7 +345,7 @@ def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
         for d in diffs:
             lines = d.added if how == "added" else d.removed
             if lines and not (how == "removed" and d.path in deleted):
-                found = dangerous_lines(lines, product=not is_support(d.path))
+                found = list(dangerous_lines(lines, product=not is_support(d.path)))
                 if found:
                     sides.append((how, found))
     if not sides:

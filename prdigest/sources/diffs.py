@@ -13,8 +13,9 @@ are kept too, a few per file: they are the evidence the security rule quotes, wh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 
-from prdigest.analysis.risk_rules import dangerous_lines
+from prdigest.analysis.risk_rules import dangerous_lines, holds_danger
 from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_test
 
 DIFF_LINES_PER_PR = 500
@@ -89,12 +90,16 @@ def _head(f: _File, changed: int) -> list[str]:
 
 
 def _evidence(f: _File, head: list[str]) -> list[str]:
-    """The changed lines the head leaves out that hold a dangerous call or a credential, a few."""
-    hidden = [line for line in f.lines[len(head) :] if not line.startswith("@@")] + f.rest
-    if not hidden:
+    """The changed lines the head leaves out that hold a dangerous call or a credential, a few (the security
+    rule reads neither tests nor docs)."""
+    if is_test(f.path) or is_doc(f.path):
         return []
-    found = set(dangerous_lines([line[1:] for line in hidden]))
-    return [line[:DIFF_LINE_CHARS] for line in hidden if line[1:] in found][:EVIDENCE_LINES]
+    unshown = f.lines[len(head) :] + f.rest
+    if not unshown or not holds_danger("\n".join(unshown)):  # most files hold none: no line is read alone
+        return []
+    changed = [line for line in unshown if not line.startswith("@@")]
+    found = set(islice(dangerous_lines([line[1:] for line in changed]), EVIDENCE_LINES))
+    return [line[:DIFF_LINE_CHARS] for line in changed if line[1:] in found][:EVIDENCE_LINES]
 
 
 def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
