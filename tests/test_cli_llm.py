@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from fakes.openai_api import KEY, FakeOpenAI, prdigest_answers
 
+from prdigest.i18n import detect_lang
 from prdigest.sources.fixture import demo_fixture_path
 
 BASE = ["report", "--fixture", str(demo_fixture_path()), "--week", "2026-W37", "--lang", "en"]
@@ -73,5 +74,10 @@ def test_ask_from_the_command_line(llm: FakeOpenAI, tmp_path) -> None:
     assert prdigest(*BASE, db=db).returncode == 0  # fill the cache, rules only
     rules = prdigest("ask", "sandbox", "shell", "--repo", "acme-ml/trainer", "--lang", "en", db=db)
     assert rules.returncode == 0 and "#4120" in rules.stdout
+    # Without --lang a question is answered in its own language, whatever the report language.
+    english = prdigest("ask", "what", "changed", "in", "the", "sandbox?", "--repo", "acme-ml/trainer", db=db)
+    chinese = prdigest("ask", "沙箱", "sandbox", "改了什么？", "--repo", "acme-ml/trainer", db=db)
+    assert english.returncode == chinese.returncode == 0
+    assert detect_lang(english.stdout) == "en" and detect_lang(chinese.stdout) == "zh"
     answered = prdigest("ask", "who", "fixed", "the", "sandbox?", "--repo", "acme-ml/trainer", llm=llm, db=db)
     assert answered.returncode == 0 and llm.calls >= 1 and "#" in answered.stdout
