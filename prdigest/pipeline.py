@@ -141,7 +141,7 @@ def newest_text(newest: tuple[str, int, datetime], repo: str, window: Window, la
     day = window.local_day(merged_at)
     t = texts(lang)
     return t["newest_pr"].format(
-        where=t[f"where_{where}"], repo=repo, number=number, date=day, week=iso_week_label(day)
+        where=t[f"src_{where}"], repo=repo, number=number, date=day, week=iso_week_label(day)
     )
 
 
