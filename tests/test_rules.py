@@ -317,6 +317,9 @@ def test_new_options_make_a_feature_whatever_the_title_calls_it() -> None:
         rules.analyse(scoring, Taxonomy(), "en").importance
         == rules.analyse(plain, Taxonomy(), "en").importance + 0.5
     )
+    renamed = diff("pkg/arguments.py", '-    parser.add_argument("--topk", type=int, default=0)', option[0])
+    rename = make("Per-position scoring + robustness fixes", files, diff_excerpt=renamed)
+    assert not any("adds options" in r for r in rules.analyse(rename, Taxonomy(), "en").reasons)  # no new one
 
 
 def test_a_new_package_counts_as_one_more_module() -> None:

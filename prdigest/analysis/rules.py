@@ -219,7 +219,7 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
     upgraded = upgrade(pr, f)
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
     defined, undefined = risk_rules.option_changes(f)
-    options = sorted(defined - undefined)
+    options = sorted(defined - undefined) if not undefined - defined else []  # a renamed option is no new one
     if upgraded:
         parts.append((t["r_upgrade"].format(what=upgraded), UPGRADE_BASE))
     elif options and _KIND_BASE.get(kind or "", default) < _KIND_BASE["feature"]:
