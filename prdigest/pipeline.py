@@ -91,9 +91,10 @@ def read_window(store: Store, source: Source, window: Window) -> list[str]:
         return [result.describe()] if result.partial else []
     read_at = datetime.now(UTC)
     store.upsert_prs(source.fetch(window))
-    # A fixture file is complete only for the period it says it holds.
+    # A fixture file is complete only for the period it says it holds, a clone up to its last fetch.
     extent = getattr(source, "window", None) or window
-    start, end = max(window.start, extent.start), min(window.end, extent.end, read_at)
+    known = getattr(source, "known_until", lambda: None)() or read_at
+    start, end = max(window.start, extent.start), min(window.end, extent.end, read_at, known)
     coverage.record(store, source.repo, source.kind, start, end)
     return []
 

@@ -280,3 +280,26 @@ def test_top_n_changes_what_the_card_lists_never_the_figures(clone: Path, tmp_pa
     sections = [b["text"]["text"] for b in render_slack_message(three)["blocks"] if "text" in b]
     key_section = next(text for text in sections if "Key PRs*" in text)
     assert "\n3. " in key_section and "\n4. " not in key_section
+
+
+def test_a_clone_is_complete_only_up_to_its_last_fetch(clone: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    copy = tmp_path / "copy"
+    subprocess.run(["git", "clone", "-q", str(clone), str(copy)], check=True)
+    source = GitSource(copy, repo=REPO)
+    assert source.ref.startswith("refs/remotes/")
+    # Last fetched on Wednesday noon of W37: the clone cannot know the rest of the week.
+    fetched = datetime(2026, 9, 9, 12, tzinfo=UTC).timestamp()
+    git_dir = copy / ".git"
+    for path in (git_dir / "packed-refs", git_dir / source.ref, git_dir / "FETCH_HEAD"):
+        if path.exists():
+            os.utime(path, (fetched, fetched))
+    store = Store(tmp_path / "f.db")
+    read_window(store, source, WEEK)
+    gaps = coverage.missing(store, REPO, WEEK, MONDAY_AFTER)
+    assert [(g.since, g.until) for g in gaps] == [(date(2026, 9, 9), date(2026, 9, 13))]
+    # A clone of a local branch (no remote) knows everything up to now.
+    assert GitSource(clone, repo=REPO).known_until() is None
+    store.close()

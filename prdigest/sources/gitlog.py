@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from prdigest.errors import SourceError
@@ -165,6 +165,16 @@ class GitSource:
                 excerpts = self._diff_excerpts(*grep, wanted={commit.sha})
                 return pr.model_copy(update={"diff_excerpt": excerpts.get(commit.sha)})
         return None
+
+    def known_until(self) -> datetime | None:
+        """Up to when the clone can know the remote's merges: its last fetch, for a remote-tracking ref
+        (a clone fetched last week lacks this week's PRs); None for a local branch, complete up to now."""
+        if not self.ref.startswith("refs/remotes/"):
+            return None
+        git_dir = Path(self._git("rev-parse", "--absolute-git-dir").strip())
+        touched = [git_dir / "FETCH_HEAD", git_dir / "packed-refs", git_dir / self.ref]
+        times = [p.stat().st_mtime for p in touched if p.exists()]
+        return datetime.fromtimestamp(max(times), UTC) if times else None
 
     def newest_merged(self) -> tuple[int, datetime] | None:
         """The number and merge time of the clone's newest PR (a direct push is none); None if it has none."""
