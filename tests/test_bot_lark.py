@@ -36,6 +36,7 @@ from prdigest.models import Report
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
+from prdigest.storage.cards import card_of
 from prdigest.storage.subscriptions import list_subscriptions
 
 DEMO = FixtureSource(demo_fixture_path())
@@ -301,6 +302,10 @@ def test_a_follow_up_in_a_report_cards_thread_is_about_that_cards_week(rig: Rig)
     assert rig.send(first)[0]
     rig.fake.wait_for(lambda m: m.uuid == f"{first['header']['event_id']}:answer")
     thread = first["event"]["message"]["message_id"]
+    # The card is remembered once Lark has answered its post: a person's follow-up comes later than that.
+    deadline = time.monotonic() + 5
+    while card_of(rig.svc.store, "lark", "oc_group", thread) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
     follow = ask(rig, "risks", root_id=thread)
     assert "from 2026-08-31 to 2026-09-06" in follow.text
     outside = ask(rig, "risks")

@@ -73,10 +73,16 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\bhow many\b.*\b(?:prs|pull requests|merged)\b", r"(?:多少|几)\s*个?\s*PR",
     )),
 )  # fmt: skip
-# A message about the PRs of a period that names no other command lists them ("PRs merged yesterday",
-# "上周合并了哪些PR"), unless it asks why or how.
-_LISTING = _words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并了", r"哪些\s*PR")
-_WHY_HOW = _words(r"\b(?:why|how)\b", "为什么", "怎么", "如何")
+# A message that says no more than "the PRs merged" (and a period) lists them: "PRs merged yesterday",
+# "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
+_LISTING = _words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并", r"PR")
+_FILLER = _words(
+    r"\b(?:show|me|list|give|all|the|a|of|in|on|were|was|is|are|what|which|please|prs?|pull|requests?|merged|"
+    r"got|have|been|that|there|any|new|recent|recently|latest|we|our|did|from|for)\b",
+    "合并了", "合并", "哪些", "有", "的", "了", "吗", "都", "PR", "给我", "看看", "看下", "列出", "一下",
+    "最近", "新",
+    r"[\s?？!！.,，。:：]",
+)
 _HELP = _words(
     r"\bwhat can you do\b", r"\bwhat do you do\b", r"\bhow (?:do i|to|can i) use\b", r"\bcommands\b",
     r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.*\b(?:subscribe|unsubscribe|use)\b",
@@ -185,7 +191,7 @@ def _sharper(leading: str, text: str) -> str:
 
 def _topic(text: str) -> str | None:
     found = next((name for name, words in _TOPICS if words.search(text)), None)
-    if found is None and _LISTING.search(text) and not _WHY_HOW.search(text):
+    if found is None and _LISTING.search(text) and not _FILLER.sub("", text):
         return "top"
     return found
 
