@@ -231,3 +231,11 @@ def test_a_routed_period_is_validated_and_kept(serve, svc: Services) -> None:
     fake = serve(responder=routing(("risks", '{"since": "2026-09-07", "until": "2026-09-13"}')))
     reply = handle("juicy stuff from the sprint", CONSOLE, llm_services(svc, fake))
     assert reply.kind == "risks" and "2026-09-07" in reply.text
+
+
+def test_the_language_is_decided_once_for_the_answer_and_its_errors(svc: Services) -> None:
+    assert handle("周报 in English", CONSOLE, svc).lang == "en"
+    error = handle("解释 #0", CONSOLE, svc)
+    assert error.kind == "error" and error.lang == "zh" and "#0" in error.text
+    forced = CONSOLE.model_copy(update={"lang": "zh"})  # the console's --lang wins over the message
+    assert handle("risks 2026-W37", forced, svc).lang == "zh"

@@ -28,7 +28,7 @@ class Context(BaseModel):
     platform: Literal["lark", "slack", "console"]
     chat_id: str
     user_id: str
-    # A language forced by the caller (the console's --lang); else the message's own.
+    # A language forced by the caller (the console's --lang); else the message's own (see dispatch).
     lang: Literal["zh", "en"] | None = None
     # Follow-ups in a card's thread take its repository and period unless they name others.
     thread: Thread | None = None

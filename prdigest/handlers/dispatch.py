@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from prdigest.errors import PrdigestError
 from prdigest.handlers.commands import Intent, clean, spec
@@ -29,11 +30,13 @@ def read(message: str | Intent, ctx: Context, svc: Services) -> Intent:
 
 
 def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
-    # The language is decided once, from the message (a button carries its card's).
+    # The language is decided once: the caller's, else the message's (a button carries its card's).
     lang = ctx.lang or (message.lang if isinstance(message, Intent) else detect_lang(clean(message)))
     name = "explain"  # the one command whose reading can fail: a PR number out of range
     try:
         intent = read(message, ctx, svc)
+        lang = ctx.lang or intent.lang  # "周报 in English" asks for English
+        intent = replace(intent, lang=lang)  # handlers speak intent.lang, nothing else
         name = intent.command
         return spec(name).handler(intent, ctx, svc)
     except Answer as answer:

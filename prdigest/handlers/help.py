@@ -32,7 +32,7 @@ def help_lines(lang: str) -> list[HelpLine]:
 
 @command("help", en=("help", "?"), zh=("帮助",))
 def show_help(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    lang = ctx.lang or intent.lang
+    lang = intent.lang
     t = texts(lang)
     lines = []
     if intent.suggestion:

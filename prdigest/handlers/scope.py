@@ -39,7 +39,7 @@ def resolve(intent: Intent, ctx: Context, svc: Services) -> Scope:
     """The repository named, else the card's the message answers, else the chat's only subscription,
     else the session's default."""
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
-    lang: Lang = ctx.lang or intent.lang
+    lang: Lang = intent.lang
     t = texts(lang)
     repo = intent.repo or (ctx.thread.repo if ctx.thread else None)
     if repo is None and len(subs) > 1:

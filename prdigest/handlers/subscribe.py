@@ -16,7 +16,7 @@ from prdigest.storage.subscriptions import delete_subscription, list_subscriptio
 
 def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, str]:
     """The arguments of a command that changes subscriptions: only admins may, and it names a repository."""
-    lang = ctx.lang or intent.lang
+    lang = intent.lang
     if not svc.is_admin(ctx):
         raise Answer(text_reply("refusal", lang, texts(lang)["sub_refused"]))
     args = read_args(intent.args)
@@ -75,7 +75,7 @@ def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
 
 @command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))
 def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    lang = ctx.lang or intent.lang
+    lang = intent.lang
     t = texts(lang)
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
     if not subs:

@@ -109,9 +109,11 @@ class GitSource:
 
     def fetch(self, window: Window) -> list[PullRequest]:
         """PRs and direct pushes merged in the window, oldest first."""
-        # git filters on committer date but may stop early on skewed clocks: read a margin, filter exactly.
+        # --since stops the walk at the first old commits and may stop early on skewed clocks: read a
+        # margin before, filter exactly. --until only filters: a margin after would read (and diff) the
+        # next days' commits for nothing, a week's worth when the history reads the weeks before a report.
         since = (window.start - timedelta(days=2)).isoformat()
-        until = (window.end + timedelta(days=2)).isoformat()
+        until = window.end.isoformat()
         span = (f"--since={since}", f"--until={until}")
         # Two git processes, one per core: the patches are read while the commits are parsed.
         with ThreadPoolExecutor(max_workers=1) as pool:
