@@ -16,7 +16,7 @@ import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from prdigest.errors import UsageError
 from prdigest.models import Window, zone
@@ -446,12 +446,14 @@ def parse_period(text: str, tz: str, now: datetime) -> Window:
 
 
 def parse_date(text: str, what: str = "date") -> date:
+    """A full date as the chat reads one (2026-09-07, 2026-9-7, 2026/09/07)."""
+    found = _DAY.fullmatch(text.strip())
     try:
-        return date.fromisoformat(text.strip())
-    except ValueError:
-        raise UsageError(
-            f"bad {what} {text!r}: use YYYY-MM-DD, e.g. 2026-09-07", "err_date", text=text
-        ) from None
+        if found is not None and found.group("iy"):
+            return _day(found).on(date.max)
+    except UsageError:
+        pass
+    raise UsageError(f"bad {what} {text!r}: use YYYY-MM-DD, e.g. 2026-09-07", "err_date", text=text)
 
 
 def window_from_options(
@@ -464,7 +466,7 @@ def window_from_options(
             "choose the period with one of: --since DATE --until DATE, --week 2026-W37, --last-week"
         )
     if week:
-        return parse_week(week, tz)
+        return parse_week(week, tz, now)
     if last_week:
         return default_window(today_in(now, tz), tz)
     if not (since and until):
@@ -472,15 +474,14 @@ def window_from_options(
     return Window(since=parse_date(since, "--since date"), until=parse_date(until, "--until date"), tz=tz)
 
 
-_WEEK = re.compile(r"^(\d{4})-?W(\d{1,2})$", re.IGNORECASE)
+_WEEK = re.compile(r"^(?:\d{4}\s*-?\s*)?W\d{1,2}$", re.IGNORECASE)
 
 
-def parse_week(text: str, tz: str) -> Window:
-    match = _WEEK.match(text.strip())
-    if not match:
+def parse_week(text: str, tz: str, now: datetime | None = None) -> Window:
+    """An ISO week as the chat reads one: 2026-W37, or W37 (the latest such week begun by today)."""
+    if not _WEEK.match(text.strip()):
         raise UsageError(f"bad week {text!r}: use YYYY-Www, e.g. 2026-W37", "err_week", text=text)
-    since, until = iso_week(int(match.group(1)), int(match.group(2)))
-    return Window(since=since, until=until, tz=tz)
+    return parse_period(text, tz, now or datetime.now(UTC))
 
 
 def fixed(since: date, until: date) -> Period:

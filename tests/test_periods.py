@@ -56,6 +56,7 @@ def test_last_week_depends_on_the_timezone() -> None:
         (("2026-09-14", "2026-09-01", None, False), r"ends \(2026-09-01\) before it starts"),
         ((None, None, "2026-W54", False), "2026-W54 is not an ISO week"),
         ((None, None, "week 3", False), "bad week 'week 3'"),
+        (("Sep 1", "2026-09-14", None, False), "bad --since date 'Sep 1'"),
         ((None, None, None, False), "choose the period"),
         (("2026-09-01", None, "2026-W37", False), "choose the period"),
         (("2026-09-01", None, None, False), "--since and --until go together"),
@@ -64,6 +65,12 @@ def test_last_week_depends_on_the_timezone() -> None:
 def test_bad_periods(args, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         window_from_options(*args, tz="Asia/Shanghai", now=NOW)
+
+
+def test_the_options_read_dates_and_weeks_as_the_chat_does() -> None:
+    assert window_from_options("2026-9-1", "2026-9-7", None, False, "UTC", NOW).since == date(2026, 9, 1)
+    week = window_from_options(None, None, "W37", False, "UTC", NOW)  # the latest W37 begun by today
+    assert (week.since, week.until) == (date(2026, 9, 7), date(2026, 9, 13))
 
 
 def test_unknown_timezone() -> None:
