@@ -498,12 +498,12 @@ def _dependency_diffs(f: Facts) -> list[FileDiff]:
     return f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
 
 
-# A package and the release a spec pins: "te[torch]==2.17.0", "ARG SGLANG_IMAGE_TAG=v0.5.16", "img:1.2".
+# A package and the release a spec pins: "flash-attn[cuda]==2.7.0", "ARG VLLM_IMAGE_TAG=v0.9.1", "img:1.2".
 _VERSIONED = re.compile(r"([A-Za-z][\w.\-]*?)(?:\[[\w,.\-]+\])?\s*(?:==|~=|>=|=|:)\s*[\"']?v?(\d+(?:\.\d+)+)")
 
 
 def fold(name: str) -> str:
-    """A package name as titles and manifests both spell it: "Transformer_Engine" -> "transformerengine"."""
+    """A package name as titles and manifests both spell it: "Flash_Attn" -> "flashattn"."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 

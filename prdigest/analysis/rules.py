@@ -199,7 +199,7 @@ def fixed_harm(pr: PullRequest, f: Facts, tags: list[str]) -> str | None:
 
 
 def upgrade(pr: PullRequest, f: Facts) -> str | None:
-    """The upgrade a PR is about: a package its title names ("Bump TransformerEngine to 2.17") whose pinned
+    """The upgrade a PR is about: a package its title names ("Bump flash-attn to 2.7") whose pinned
     release the diff moves. A pin moved on the way to something else is a dependency change, no more."""
     moves = risk_rules.version_moves(f) if f.diffs else []
     words = {risk_rules.fold(w) for w in _TITLE_NAME.findall(pr.title)} if moves else set()
