@@ -58,6 +58,7 @@ def read(text: str) -> dict[str, object]:
         ("PR 1740 改了什么", "explain", NO_PERIOD, None, 1740, "zh"),
         ("why did #88 score so low?", "explain", NO_PERIOD, None, 88, "en"),
         ("说明一下 512", "explain", NO_PERIOD, None, 512, "zh"),
+        ("42号PR是干什么的", "explain", NO_PERIOD, None, 42, "zh"),
         ("#31 有什么风险？", "explain", NO_PERIOD, None, 31, "zh"),
         # questions: "why" without a PR, and questions that name no command
         ("why is the trainer slower?", "ask", NO_PERIOD, None, None, "en"),

@@ -98,7 +98,8 @@ _QUESTION = _words(
     r"should|would|will|has|have|any)\b", r"\b(?:what|why|how|who|which|when|where)\b",
     "吗", "呢", "么", "什么", "为什么", "怎么", "怎样", "哪", "谁", "几", "多少", "是否", "有没有", "是不是",
 )
-_PR = re.compile(r"(?:#|\b(?:pr|pull request|pull|mr)\s*#?\s*)(-?\d+)\b", re.I)
+# "#2126", "PR 1740", "pull request 12", "42号PR".
+_PR = re.compile(r"(?:#|\b(?:pr|pull request|pull|mr)\s*#?\s*)(-?\d+)\b|(\d+)\s*号\s*(?=PR|pr)", re.I)
 _BARE_NUMBER = re.compile(r"(?<![\w#.:/-])(\d{1,9})(?![\w.:/-])")
 # A count: digits anywhere, a number word after "top", "前三", "三个".
 _COUNT = re.compile(
@@ -166,7 +167,7 @@ def _leading(text: str) -> tuple[str, str] | None:
 
 def _pr(text: str, leading: tuple[str, str] | None) -> int | None:
     if match := _PR.search(text):
-        return pr_number(match.group(1))
+        return pr_number(match.group(1) or match.group(2))
     explaining = (leading is not None and leading[0] == "explain") or _EXPLAIN.search(text)
     if explaining and (match := _BARE_NUMBER.search(text)):
         return pr_number(match.group(1))
