@@ -29,9 +29,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from fakes.openai_api import FakeOpenAI, prdigest_answers  # noqa: E402
 
 from prdigest.analysis.llm import LLMEngine  # noqa: E402
-from prdigest.analysis.llm_settings import LLMSettings  # noqa: E402
 from prdigest.analysis.report import build_report  # noqa: E402
-from prdigest.config import ReportSettings, Taxonomy  # noqa: E402
+from prdigest.config import (  # noqa: E402
+    LLMSettings,
+    ReportSettings,
+    Taxonomy,
+)
 from prdigest.models import PullRequest, Window  # noqa: E402
 from prdigest.pipeline import analyse_prs  # noqa: E402
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path  # noqa: E402

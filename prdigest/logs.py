@@ -1,7 +1,8 @@
 """Logging for the long-running bot: text or one JSON object per line, never a secret.
 
 Every configured secret (tokens, app secrets, keys) is replaced by `***` in every record,
-whichever library logged it; delivery and command lines carry their timings as fields.
+whichever library logged it, and any other secret-shaped text by `[REDACTED]` (both from
+`prdigest.redact`); delivery and command lines carry their timings as fields.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, SecretStr
 
 from prdigest.config import Settings
+from prdigest.redact import known_secrets, mask, redact
 
 # Attributes every LogRecord has; anything else was passed with `extra=` and becomes a field.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
@@ -35,17 +37,15 @@ def secrets_of(settings: BaseModel) -> list[str]:
 class RedactSecrets(logging.Filter):
     def __init__(self, secrets: list[str]):
         super().__init__()
-        self.secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+        self.secrets = known_secrets(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        for secret in self.secrets:
-            message = message.replace(secret, "***")
-            if record.exc_text:
-                record.exc_text = record.exc_text.replace(secret, "***")
-        record.msg, record.args = message, None
+        if record.exc_text:
+            record.exc_text = redact(mask(record.exc_text, self.secrets))
+        record.msg, record.args = redact(mask(message, self.secrets)), None
         return True
 
 

@@ -11,8 +11,7 @@ import pytest
 from fakes.openai_api import FakeOpenAI, Reply, Request, listed_numbers, prdigest_answers
 
 from prdigest.analysis.ask import ask
-from prdigest.analysis.llm_settings import LLMSettings
-from prdigest.config import Taxonomy
+from prdigest.config import LLMSettings, Taxonomy
 from prdigest.i18n import texts
 from prdigest.models import Window
 from prdigest.pipeline import analyse_prs

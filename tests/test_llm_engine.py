@@ -27,9 +27,8 @@ from fakes.openai_api import (
 from pydantic import SecretStr
 
 from prdigest.analysis.llm import FACT_LABELS, LLMClient, LLMEngine, LLMUsage, estimate_tokens
-from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.report import build_report
-from prdigest.config import ReportSettings, Taxonomy
+from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.errors import SourceError
 from prdigest.models import PRAnalysis, PullRequest, Report
 from prdigest.pipeline import analyse_prs

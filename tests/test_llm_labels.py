@@ -20,9 +20,8 @@ from prdigest.analysis.llm import (
     flat_scores,
     scrub_prs,
 )
-from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.report import build_report
-from prdigest.config import ReportSettings, Taxonomy
+from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.models import ChecksState, PRAnalysis, PullRequest
 from prdigest.pipeline import analyse_prs
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path

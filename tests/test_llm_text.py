@@ -25,7 +25,7 @@ from prdigest.analysis.llm import (
     redact,
     strict_schema,
 )
-from prdigest.analysis.llm_settings import LLMSettings, llm_settings_from_env
+from prdigest.config import LLMSettings, llm_settings_from_env
 from prdigest.errors import ConfigError
 from prdigest.models import FileChange, PullRequest, Review, ReviewThread
 from prdigest.prompts import load_prompt

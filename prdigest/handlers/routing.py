@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from prdigest.analysis.llm_settings import LLMSettings
+from prdigest.config import LLMSettings
 from prdigest.handlers.commands import Intent
 from prdigest.periods import fixed
 from prdigest.prompts import load_prompt

@@ -1,0 +1,290 @@
+"""One OpenAI-compatible endpoint: the only module that touches the openai SDK.
+
+The structured-output ladder, per client: strict ``json_schema`` (OpenAI, vLLM, Ollama >= 0.5),
+then ``json_object`` where a server rejects that (DeepSeek), then a plain "JSON only" prompt;
+invalid output gets one repair request carrying the validation error. Every message sent is
+redacted. openai is imported inside the functions that send, so a report without an LLM never
+loads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from prdigest.analysis.llm.safety import estimate_tokens
+from prdigest.analysis.llm.schemas import Allowed, LLMOutput, first_json_object, strict_schema
+from prdigest.config import LLMSettings
+from prdigest.errors import PrdigestError
+from prdigest.prompts import Prompt, load_prompt
+from prdigest.redact import redact
+
+if TYPE_CHECKING:
+    import openai
+
+RUNGS = ("json_schema", "json_object", "prompt")
+LANGS = ("zh", "en")
+REPLY_ECHO = 4000  # characters of an invalid reply sent back with the repair request
+
+
+class LLMError(PrdigestError):
+    """The LLM gave no usable answer; the rules engine answers instead."""
+
+
+class LLMUnavailable(LLMError):
+    """The request failed: timeout, rate limit, server error, refused key, unreachable server."""
+
+    def __init__(self, message: str, *, fatal: bool = False):
+        super().__init__(message)
+        # Fatal: no later request of this run can succeed (wrong key or model, server down).
+        self.fatal = fatal
+
+
+class LLMBadOutput(LLMError):
+    """The answer stayed invalid after the repair request, or no rung of the ladder was accepted."""
+
+
+def prompt_lang(lang: str) -> str:
+    """``lang`` where a prompt is written in it, else English."""
+    return lang if lang in LANGS else "en"
+
+
+# --- one structured call, and the client that climbs the ladder ---------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One structured request: its messages, the model that validates the answer and what it may name."""
+
+    purpose: str
+    subject: str
+    version: str
+    lang: str
+    messages: tuple[dict[str, str], ...]
+    schema: type[LLMOutput]
+    allowed: Allowed
+
+    def parse(self, text: str) -> LLMOutput:
+        return self.schema.model_validate(first_json_object(text), context={"allowed": self.allowed})
+
+
+def make_call(
+    prompt: Prompt,
+    *,
+    purpose: str,
+    subject: str,
+    version: str,
+    schema: type[LLMOutput],
+    allowed: Allowed,
+    **variables: Any,
+) -> Call:
+    messages = (
+        {"role": "system", "content": prompt.render("system", **variables)},
+        {"role": "user", "content": prompt.render("user", **variables)},
+    )
+    return Call(purpose, subject, version, prompt.lang, messages, schema, allowed)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What one request returned: ok with the reply's text, or why it failed."""
+
+    outcome: str  # ok, rejected, timeout, rate_limited, unavailable, error
+    text: str = ""
+    # Billed tokens: none for a refused or failed request.
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One request as the log keeps it."""
+
+    rung: str
+    prompt_hash: str
+    outcome: str
+    input_tokens: int
+    output_tokens: int
+    latency_ms: int
+
+
+_FATAL = {"unavailable"}
+
+
+class LLMClient:
+    """One OpenAI-compatible endpoint; remembers the rung of the ladder its server honours.
+
+    Keep one per endpoint for the life of the process (the bot): later calls then
+    start at the rung that worked. Thread-safe; the SDK client is made on first use.
+    """
+
+    def __init__(self, settings: LLMSettings):
+        self.settings = settings
+        self.start = 0  # index into RUNGS
+        self._lock = threading.Lock()
+        self._sdk: openai.OpenAI | None = None
+
+    @property
+    def rung(self) -> str:
+        return RUNGS[self.start]
+
+    def complete(self, call: Call, record: Callable[[Attempt], None]) -> LLMOutput:
+        """The validated answer to ``call``; every request sent is passed to ``record``."""
+        messages = list(call.messages)
+        rung = self.start
+        repaired = False
+        while True:
+            sent = self._messages(messages, RUNGS[rung], call.lang)
+            started = time.monotonic()
+            reply = self._send(sent, RUNGS[rung], call.schema)
+            outcome, result, error = self._judge(reply, call)
+            record(
+                Attempt(
+                    rung=RUNGS[rung],
+                    prompt_hash=request_hash(sent),
+                    outcome=outcome,
+                    input_tokens=reply.input_tokens,
+                    output_tokens=reply.output_tokens,
+                    latency_ms=round((time.monotonic() - started) * 1000),
+                )
+            )
+            if result is not None:
+                self.start = rung
+                return result
+            if outcome in ("rejected", "blank"):
+                if rung + 1 == len(RUNGS):
+                    raise LLMBadOutput(f"{call.subject}: the server accepted no way of asking for JSON")
+                rung += 1
+            elif outcome == "invalid" and not repaired:
+                repaired = True
+                repair = load_prompt("common", call.lang).render("repair", error=error)
+                messages = [
+                    *call.messages,
+                    {"role": "assistant", "content": reply.text[:REPLY_ECHO]},
+                    {"role": "user", "content": repair},
+                ]
+            elif outcome == "invalid":
+                raise LLMBadOutput(f"{call.subject}: the answer stayed invalid after a repair: {error}")
+            else:
+                raise LLMUnavailable(f"{call.subject}: {outcome}", fatal=outcome in _FATAL)
+
+    @staticmethod
+    def _judge(reply: Exchange, call: Call) -> tuple[str, LLMOutput | None, str]:
+        """(outcome, the validated answer or None, the error to send back for repair)."""
+        if reply.outcome != "ok":
+            return reply.outcome, None, ""
+        if not reply.text.strip():
+            return "blank", None, ""
+        try:
+            return "ok", call.parse(reply.text), ""
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            return "invalid", None, _describe(exc)
+
+    @staticmethod
+    def _messages(messages: list[dict[str, str]], rung: str, lang: str) -> list[dict[str, str]]:
+        """The messages as sent: redacted, and told to answer in JSON only on the last rung."""
+        if rung == "prompt":
+            messages = [
+                *messages,
+                {"role": "user", "content": load_prompt("common", lang).render("json_only")},
+            ]
+        return [{"role": m["role"], "content": redact(m["content"])} for m in messages]
+
+    def _client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._sdk is None:
+                self._sdk = sdk_client(self.settings)
+            return self._sdk
+
+    def _send(self, messages: list[dict[str, str]], rung: str, schema: type[LLMOutput]) -> Exchange:
+        import openai
+
+        options: dict[str, Any] = {}
+        if rung == "json_schema":
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.__name__, "schema": strict_schema(schema), "strict": True},
+            }
+        elif rung == "json_object":
+            options["response_format"] = {"type": "json_object"}
+        try:
+            completion = self._client().chat.completions.create(
+                model=self.settings.model, messages=messages, **options
+            )
+        except openai.APITimeoutError:
+            return Exchange("timeout")
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            # The server refuses this request's shape: on a format rung, the format.
+            return Exchange("rejected")
+        except openai.RateLimitError:
+            return Exchange("rate_limited")
+        except (
+            openai.AuthenticationError,
+            openai.PermissionDeniedError,
+            openai.NotFoundError,  # no such model, or a base URL without the API
+            openai.APIConnectionError,
+        ):
+            return Exchange("unavailable")
+        except openai.OpenAIError:
+            return Exchange("error")
+        text = (completion.choices[0].message.content or "") if completion.choices else ""
+        usage = completion.usage  # some servers send none: then estimate what was billed
+        return Exchange(
+            "ok",
+            text,
+            usage.prompt_tokens if usage else sum(estimate_tokens(m["content"]) for m in messages),
+            usage.completion_tokens if usage else estimate_tokens(text),
+        )
+
+
+def sdk_client(settings: LLMSettings) -> openai.OpenAI:
+    import openai
+
+    key = settings.api_key
+    return openai.OpenAI(
+        base_url=settings.base_url,
+        # The SDK refuses an empty key; local servers take any.
+        api_key=key.get_secret_value() if key else "unused",
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+def tool_call(
+    settings: LLMSettings, messages: list[dict[str, str]], tools: list[dict[str, Any]]
+) -> tuple[str, str] | None:
+    """The first tool the model calls, as (name, JSON arguments); None when it calls none or fails."""
+    import openai
+
+    try:
+        completion = sdk_client(settings).chat.completions.create(
+            model=settings.model,
+            messages=[{**m, "content": redact(m["content"])} for m in messages],
+            tools=tools,
+        )
+    except openai.OpenAIError:
+        return None
+    calls = (completion.choices[0].message.tool_calls or []) if completion.choices else []
+    function = getattr(calls[0], "function", None) if calls else None
+    return (function.name, function.arguments or "{}") if function is not None else None
+
+
+def _describe(exc: ValueError) -> str:
+    """A validation error in a few lines the model can act on (never the whole input echoed)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return str(exc)
+    lines = [
+        f"{'.'.join(str(p) for p in e['loc']) or '(object)'}: {e['msg']}"
+        for e in errors(include_url=False, include_input=False)
+    ]
+    return "; ".join(lines[:10])
+
+
+def request_hash(messages: Sequence[dict[str, str]]) -> str:
+    return hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode()).hexdigest()[:16]

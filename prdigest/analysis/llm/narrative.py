@@ -1,0 +1,75 @@
+"""The week's narrative: the request, and the report it rewrites (figures left as computed)."""
+
+from __future__ import annotations
+
+from prdigest.analysis.llm.client import Call, make_call, prompt_lang
+from prdigest.analysis.llm.evidence import evidence_budget, week_evidence
+from prdigest.analysis.llm.safety import scrub_prs
+from prdigest.analysis.llm.schemas import Allowed, NarrativeOut
+from prdigest.analysis.report import enforce_citations
+from prdigest.analysis.rules import RISK_RULES
+from prdigest.i18n import risk_name
+from prdigest.models import PRAnalysis, Recommendation, Report, RiskObservation, Theme
+from prdigest.prompts import load_prompt
+
+
+def narrative_call(report: Report, analyses: dict[int, PRAnalysis], input_budget: int) -> Call:
+    """The request for the week's narrative, its evidence within ``input_budget`` tokens."""
+    prompt = load_prompt("narrate", prompt_lang(report.lang))
+    variables = {
+        "repo": report.repo,
+        "since": report.window.since,
+        "until": report.window.until,
+        "risk_labels": {label: risk_name(label, prompt.lang) for label in RISK_RULES},
+    }
+    budget = evidence_budget(prompt, input_budget, **variables)
+    return make_call(
+        prompt,
+        purpose="narrate",
+        subject=f"{report.repo} {report.window.since}..{report.window.until}",
+        version=f"narrate-{prompt.version}",
+        schema=NarrativeOut,
+        allowed=Allowed(links=frozenset(p.url for p in report.prs if p.url)),
+        evidence=week_evidence(report, analyses, budget),
+        **variables,
+    )
+
+
+def apply_narrative(report: Report, narrative: NarrativeOut) -> Report:
+    """A copy of the report with the narrative's sections, cited in merge order and checked."""
+    position = {p.number: i for i, p in enumerate(report.prs)}
+
+    def ordered(numbers: list[int]) -> list[int]:
+        # Numbers outside the window sort last; enforce_citations drops them.
+        return sorted(dict.fromkeys(numbers), key=lambda n: position.get(n, len(position)))
+
+    # Prose may name the window's PRs and their own references, nothing else.
+    keep = {n for p in report.prs for n in (p.number, *p.related)}
+
+    def prose(text: str) -> str:
+        return scrub_prs(text, keep)
+
+    out = report.model_copy(deep=True)
+    out.summary = prose(narrative.summary)
+    out.themes = [
+        Theme(
+            title=prose(t.title),
+            prs=ordered(t.prs),
+            story=prose(t.story),
+            trend=prose(t.trend),
+            representative=[n for n in t.representative if n in t.prs],
+        )
+        for t in narrative.themes
+    ]
+    out.risk_observations = [
+        RiskObservation(title=prose(o.title), label=o.label, prs=ordered(o.prs), evidence=prose(o.evidence))
+        for o in narrative.risks
+    ]
+    out.recommendations = [
+        Recommendation(text=prose(r.text), prs=ordered(r.prs)) for r in narrative.recommendations
+    ]
+    enforce_citations(out)
+    for section in ("themes", "risk_observations", "recommendations"):
+        if not getattr(out, section):
+            setattr(out, section, getattr(report, section))
+    return out
