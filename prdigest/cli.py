@@ -22,11 +22,12 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from prdigest.errors import PrdigestError
+        from prdigest.redact import redact
 
         try:
             return super().invoke(ctx)
         except PrdigestError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(redact(str(exc))) from None  # a server's answer may quote a secret
 
 
 def _common(fn: Callable[..., Any]) -> Callable[..., Any]:

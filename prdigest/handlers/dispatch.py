@@ -12,6 +12,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.handlers.understand import understand
 from prdigest.i18n import detect_lang, texts
+from prdigest.redact import redact
 
 log = logging.getLogger("prdigest.handlers")
 
@@ -43,7 +44,8 @@ def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
         return answer.reply
     except PrdigestError as exc:
         t = texts(lang)
-        error = t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip(".")
+        # An error may quote what a user pasted or a server answered: a secret in it is not repeated.
+        error = redact(t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip("."))
         return text_reply("error", lang, t["bad_input"].format(error=error, usage=f"`{t[f'usage_{name}']}`"))
     except Exception:
         log.exception("command %r failed", name)
