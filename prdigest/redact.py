@@ -17,7 +17,7 @@ _SECRETS = (
     re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),
-    re.compile(r"\b(?:xox[abposr]|xapp)-[A-Za-z0-9-]{10,}"),  # Slack bot, user and app tokens
+    re.compile(r"\b(?:xox[a-z]|xapp)-[A-Za-z0-9-]{10,}"),  # Slack tokens (bot, user, app, refresh...)
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWT
     re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/-]{16,}=*", re.I),

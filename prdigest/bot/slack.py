@@ -41,6 +41,7 @@ from prdigest.errors import ConfigError, PrdigestError
 from prdigest.handlers import Reply
 from prdigest.i18n import detect_lang
 from prdigest.models import Report
+from prdigest.redact import redact
 from prdigest.render.markdown import title
 from prdigest.render.slack import render_slack_message
 from prdigest.storage.cards import remember_card
@@ -76,17 +77,11 @@ class SlackError(PrdigestError):
 
 class _Redact(logging.Filter):
     """Bolt logs request bodies (e.g. on a bad signature) and those carry Slack's legacy
-    verification token: mask it, and any xox*/xapp token, before a record is written."""
-
-    _SECRET = re.compile(
-        r"\b(?:xox[a-z]|xapp)-[A-Za-z0-9-]+"
-        r"|(?<=['\"]token['\"]: ['\"])[^'\"]+"
-        r"|(?<=\btoken=)[^&\s'\",)]+"
-    )
+    verification token: redact it, and any xox*/xapp token, before a record is written."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        masked = self._SECRET.sub("***", message)
+        masked = redact(message)
         if masked != message:
             record.msg, record.args = masked, None
         return True
