@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from prdigest.analysis.ask import search_terms
 from prdigest.errors import StorageError
 from prdigest.models import PRAnalysis, PullRequest, Window
 from prdigest.storage import Store
@@ -104,17 +105,19 @@ def test_analysis_is_keyed_by_content_engine_version_and_language(store: Store) 
 
 def test_full_text_index_follows_upserts_and_summaries(store: Store) -> None:
     store.upsert_prs([pr(6, "feat: nvfp4 kernel"), pr(7, "docs: typo")])
-    assert [p.number for p in store.search_prs("nvfp4")] == [6]
+    assert [p.number for p in store.search_prs(search_terms("nvfp4"))] == [6]
     store.upsert_prs([pr(6, "feat: fp8 kernel")])  # the trigger replaces the old text
-    assert store.search_prs("nvfp4") == []
-    assert [p.number for p in store.search_prs("fp8 kernel?")] == [6]  # raw text is safe
+    assert store.search_prs(search_terms("nvfp4")) == []
+    assert [p.number for p in store.search_prs(search_terms("fp8 kernel?"))] == [6]  # raw text is safe
     store.put_analysis(
         pr(7, "docs: typo"),
         PRAnalysis(repo="acme/x", number=7, summary="Sandbox quickstart", importance=1, insight=1),
         "en",
     )
-    assert [p.number for p in store.search_prs("who touched the sandbox?")] == [7]
-    assert store.search_prs('"AND (') == []
+    assert [p.number for p in store.search_prs(search_terms("who touched the sandbox?"))] == [7]
+    assert store.search_prs(search_terms('"AND (')) == []
+    # The store quotes whatever words it is given: FTS5 syntax in them is inert.
+    assert [p.number for p in store.search_prs(['"AND (', "fp8)", ""])] == [6]
 
 
 def test_search_ranks_title_matches_first_and_reads_word_starts(store: Store) -> None:
@@ -128,10 +131,11 @@ def test_search_ranks_title_matches_first_and_reads_word_starts(store: Store) ->
         ]
     )
     # Question words and "changed" name no PR; "quant" also finds "quantization"; titles rank first.
-    found = [p.number for p in store.search_prs("What changed in quant?")]
+    found = [p.number for p in store.search_prs(search_terms("What changed in quant?"))]
     assert set(found[:2]) == {3, 4} and set(found) == {1, 2, 3, 4}
-    assert store.search_prs("What changed this week?") == []  # names no topic: nothing to search for
-    assert store.search_prs("quant", repo="acme/other") == []
+    # names no topic: nothing to search for
+    assert store.search_prs(search_terms("What changed this week?")) == []
+    assert store.search_prs(search_terms("quant"), repo="acme/other") == []
 
 
 def test_reports_are_kept(store: Store) -> None:

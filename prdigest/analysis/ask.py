@@ -42,7 +42,6 @@ from prdigest.i18n import LANGUAGES, detect_lang, texts
 from prdigest.models import PullRequest, Window
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_log
-from prdigest.storage.db import search_terms
 
 CANDIDATES = 12  # PRs the LLM may read and cite
 BROWSED = 40  # newest PRs the LLM reads for a question the index cannot search (the budget may trim them)
@@ -50,6 +49,22 @@ SEARCH_LIMIT = 200  # full-text hits read before the window filter
 SHOWN = 5  # best matches the rules answer lists
 
 _CITATION = re.compile(r"#(\d+)\b")
+_WORD = re.compile(r"\w+")
+# Words of a question that say nothing about which PR is meant: left out of the full-text query.
+# fmt: off
+_STOPWORDS = frozenset({
+    "a", "an", "and", "any", "are", "at", "be", "by", "can", "did", "do", "does", "for", "from", "has",
+    "have", "how", "i", "in", "is", "it", "its", "me", "of", "on", "or", "our", "show", "tell", "that",
+    "the", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why",
+    "will", "with", "you", "change", "changed", "changes", "pr", "prs", "pull", "request", "requests",
+    "merged", "week", "happened", "happen", "happening", "last", "new", "about", "been", "going",
+    "anything", "something", "so", "all", "there", "these", "those", "they", "them", "their", "my",
+    "your", "us", "please", "latest", "recent", "recently", "today", "yesterday", "month", "day", "days",
+    "weeks", "ago", "since", "now", "just", "done", "give", "summarize", "overview", "anyone", "someone",
+    "else", "much", "many", "more", "most", "some", "would", "could", "should", "may", "might", "must",
+    "not", "no", "yes", "if", "but", "as", "also", "very", "into", "than", "then",
+})
+# fmt: on
 
 
 class Answer(BaseModel):
@@ -114,6 +129,12 @@ def ask(
     return no_match if browsing else _best_matches(question, candidates, summaries, t)
 
 
+def search_terms(question: str) -> list[str]:
+    """The words of a question that can find a PR: no question words, each once; [] names no topic."""
+    words = [w for w in _WORD.findall(question.lower()) if len(w) > 1 and w not in _STOPWORDS]
+    return list(dict.fromkeys(words))
+
+
 def unsearchable(question: str) -> bool:
     """A question the full-text index cannot answer: it names no topic, or is in Chinese (PR text
     mostly is not)."""
@@ -122,7 +143,7 @@ def unsearchable(question: str) -> bool:
 
 def find_candidates(store: Store, question: str, repo: str, window: Window | None) -> list[PullRequest]:
     """The best full-text matches among the PRs (not direct pushes) of ``repo``, in ``window`` when given."""
-    hits = store.search_prs(question, repo=repo, limit=SEARCH_LIMIT if window else CANDIDATES)
+    hits = store.search_prs(search_terms(question), repo=repo, limit=SEARCH_LIMIT if window else CANDIDATES)
     hits = [pr for pr in hits if pr.number is not None and (window is None or window.contains(pr.merged_at))]
     return hits[:CANDIDATES]
 

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -24,8 +24,8 @@ from prdigest.handlers.context import Thread
 from prdigest.i18n import detect_lang, texts
 from prdigest.models import Window
 from prdigest.render.views import ActionValue
-from prdigest.storage import Store
 from prdigest.storage.cards import card_of
+from prdigest.storage.events import claim_event
 
 log = logging.getLogger("prdigest.bot")
 
@@ -46,16 +46,6 @@ class Inbound(BaseModel):
     thread_id: str | None = None  # where the answer goes: a Slack thread_ts, a Lark message id
     card_id: str | None = None  # the bot's card a message answers in the thread of, if any
     message_id: str | None = None  # the card a button sits on, to update it
-
-
-def claim_event(store: Store, platform: str, event_id: str) -> bool:
-    """True the first time an event is seen, ever (the claim survives restarts); False for a repeat."""
-    with store.writing() as db:
-        cursor = db.execute(
-            "insert or ignore into events (platform, event_id, received_at) values (?, ?, ?)",
-            [platform, event_id, datetime.now(UTC).isoformat()],
-        )
-        return cursor.rowcount == 1
 
 
 KEY_PRS_SHOWN = 10

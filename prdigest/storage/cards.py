@@ -26,7 +26,7 @@ def card_of(store: Store, platform: str, chat_id: str, message_id: str | None) -
     if not message_id:
         return None
     key = [platform, chat_id, message_id]
-    with store._locked() as db:
+    with store.reading() as db:
         rows = list(db.query(_POSTED, key)) or list(db.query(_DELIVERED, key))
     return rows[0] if rows else None
 

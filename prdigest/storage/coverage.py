@@ -65,7 +65,7 @@ def missing(
     if source is not None:
         sql += " and source = ?"
         params.append(source)
-    with store._locked() as db:
+    with store.reading() as db:
         spans = sorted(
             (datetime.fromisoformat(row["start_at"]), datetime.fromisoformat(row["end_at"]))
             for row in db.query(sql, params)

@@ -7,10 +7,9 @@ opened with ``check_same_thread=False`` and every use holds one lock.
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,30 +20,8 @@ from prdigest.errors import StorageError
 from prdigest.models import PRAnalysis, PullRequest, Report, Window
 from prdigest.storage.migrations import migrate
 
-_WORD = re.compile(r"\w+")
-# Words of a question that say nothing about which PR is meant: left out of the full-text query.
-# fmt: off
-_STOPWORDS = frozenset({
-    "a", "an", "and", "any", "are", "at", "be", "by", "can", "did", "do", "does", "for", "from", "has",
-    "have", "how", "i", "in", "is", "it", "its", "me", "of", "on", "or", "our", "show", "tell", "that",
-    "the", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why",
-    "will", "with", "you", "change", "changed", "changes", "pr", "prs", "pull", "request", "requests",
-    "merged", "week", "happened", "happen", "happening", "last", "new", "about", "been", "going",
-    "anything", "something", "so", "all", "there", "these", "those", "they", "them", "their", "my",
-    "your", "us", "please", "latest", "recent", "recently", "today", "yesterday", "month", "day", "days",
-    "weeks", "ago", "since", "now", "just", "done", "give", "summarize", "overview", "anyone", "someone",
-    "else", "much", "many", "more", "most", "some", "would", "could", "should", "may", "might", "must",
-    "not", "no", "yes", "if", "but", "as", "also", "very", "into", "than", "then",
-})
-# fmt: on
 # bm25 weights of the index's columns (title, body, paths, summary): a word in the title counts most.
 _RANK = "bm25(prs_fts, 5.0, 1.0, 2.0, 3.0)"
-
-
-def search_terms(query: str) -> list[str]:
-    """The words of a question that can find a PR: no question words, each once; [] names no topic."""
-    words = [w for w in _WORD.findall(query.lower()) if len(w) > 1 and w not in _STOPWORDS]
-    return list(dict.fromkeys(words))
 
 
 def analysis_key(
@@ -75,12 +52,16 @@ class Store:
             self.db.conn.close()
 
     @contextmanager
-    def _locked(self) -> Iterator[Database]:
+    def reading(self) -> Iterator[Database]:
+        """The database under the store's lock: how the other modules of ``storage/`` run their queries
+        (a write goes through `writing`)."""
         with self._lock:
             try:
                 yield self.db
             except sqlite3.DatabaseError as exc:
                 raise StorageError(f"database {self.path}: {exc}") from None
+
+    _locked = reading  # the old private name, still used by some tests
 
     @contextmanager
     def writing(self) -> Iterator[Database]:
@@ -90,7 +71,7 @@ class Store:
         fails it at once with "database is locked". Several processes (replicas, a `deliver`
         beside `serve`) share one file, so every write starts immediate and waits its turn.
         """
-        with self._locked() as db:
+        with self.reading() as db:
             if db.conn.in_transaction:
                 with db.atomic():
                     yield db
@@ -131,7 +112,7 @@ class Store:
 
     def prs_in_window(self, repo: str, window: Window) -> list[PullRequest]:
         """PRs and direct pushes of one repository merged in the window, oldest first."""
-        with self._locked() as db:
+        with self.reading() as db:
             rows = db.query(
                 "select data from prs where repo = ? and merged_at >= ? and merged_at < ? "
                 "order by merged_at, number",
@@ -142,7 +123,7 @@ class Store:
     def period_figures(self, repo: str, windows: list[Window]) -> list[tuple[int, int, int, int]]:
         """Merged PRs, additions, deletions and authors of each window, in SQL (zeros where none)."""
         out = []
-        with self._locked() as db:
+        with self.reading() as db:
             for w in windows:
                 row = next(
                     db.query(
@@ -157,7 +138,7 @@ class Store:
         return out
 
     def get_pr(self, repo: str, number: int) -> PullRequest | None:
-        with self._locked() as db:
+        with self.reading() as db:
             rows = list(db.query("select data from prs where repo = ? and number = ?", [repo, number]))
         return PullRequest.model_validate_json(rows[0]["data"]) if rows else None
 
@@ -168,29 +149,30 @@ class Store:
         if window is not None:
             sql += " and merged_at >= ? and merged_at < ?"
             params += [_utc(window.start), _utc(window.end)]
-        with self._locked() as db:
+        with self.reading() as db:
             rows = db.query(sql + " order by merged_at desc, number desc limit ?", [*params, limit])
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
 
     def count_prs(self, repo: str | None = None) -> int:
-        with self._locked() as db:
+        with self.reading() as db:
             if repo is None:
                 return db["prs"].count
             return db["prs"].count_where("repo = ?", [repo])
 
-    def search_prs(self, query: str, repo: str | None = None, limit: int = 20) -> list[PullRequest]:
-        """Full-text search over title, body, paths and analysis summary, best first: any keyword may
-        match, as a word or the start of one ("quant" finds "quantization"); title matches rank highest."""
-        words = search_terms(query)
-        if not words:
+    def search_prs(self, words: Sequence[str], repo: str | None = None, limit: int = 20) -> list[PullRequest]:
+        """Full-text search over title, body, paths and analysis summary, best first: any of ``words``
+        may match, as a word or the start of one ("quant" finds "quantization"); title matches rank
+        highest. Which words of a question to search for is the caller's business (`analysis.ask`)."""
+        terms = [w for w in dict.fromkeys(words) if w]
+        if not terms:
             return []
-        fts = " OR ".join(f'"{w}"*' for w in words)
+        fts = " OR ".join(_phrase(w) + "*" for w in terms)
         sql = (
             "select prs.data from prs join prs_fts on prs_fts.rowid = prs.rowid where prs_fts match :fts"
             + (" and prs.repo = :repo" if repo else "")
             + f" order by {_RANK}, prs.merged_at desc limit :limit"
         )
-        with self._locked() as db:
+        with self.reading() as db:
             rows = db.query(sql, {"fts": fts, "repo": repo, "limit": limit})
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
 
@@ -202,7 +184,7 @@ class Store:
     def get_analyses(self, keys: list[str]) -> dict[str, PRAnalysis]:
         """The cached analyses among ``keys``, in a few queries whatever the week's size."""
         found: dict[str, PRAnalysis] = {}
-        with self._locked() as db:
+        with self.reading() as db:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 marks = ",".join("?" * len(chunk))
@@ -254,19 +236,19 @@ class Store:
             return int(table.last_pk)
 
     def get_report(self, report_id: int) -> Report | None:
-        with self._locked() as db:
+        with self.reading() as db:
             rows = list(db.query("select data from reports where id = ?", [report_id]))
         return (
             Report.model_validate_json(rows[0]["data"]).model_copy(update={"id": report_id}) if rows else None
         )
 
     def schema_versions(self) -> list[str]:
-        with self._locked() as db:
+        with self.reading() as db:
             return [row["name"] for row in db.query("select name from _prdigest_migrations order by rowid")]
 
     def integrity(self) -> dict[str, object]:
         """What the cache holds, for `prdigest db info` and tests."""
-        with self._locked() as db:
+        with self.reading() as db:
             return {
                 "path": str(self.path),
                 "journal_mode": db.journal_mode,
@@ -274,6 +256,11 @@ class Store:
                 "analyses": db["analyses"].count,
                 "reports": db["reports"].count,
             }
+
+
+def _phrase(word: str) -> str:
+    """One word as an FTS5 string: a quote inside it is doubled, so no word is read as query syntax."""
+    return '"' + word.replace('"', '""') + '"'
 
 
 def _utc(moment: datetime) -> str:

@@ -22,7 +22,7 @@ class Delivery:
 
 
 def get_delivery(store: Store, key: str) -> Delivery | None:
-    with store._locked() as db:
+    with store.reading() as db:
         rows = list(db.query("select * from deliveries where key = ?", [key]))
     return _delivery(rows[0]) if rows else None
 
@@ -82,7 +82,7 @@ def page_token(store: Store, report_id: int) -> str:
 
 
 def report_id_for(store: Store, token: str) -> int | None:
-    with store._locked() as db:
+    with store.reading() as db:
         rows = list(db.query("select report_id from report_pages where token = ?", [token]))
     return rows[0]["report_id"] if rows else None
 

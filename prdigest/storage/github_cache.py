@@ -49,7 +49,7 @@ def put_diff(store: Store, repo: str, number: int, diff: str) -> None:
 def _select(store: Store, sql: str, repo: str, numbers: Iterable[int]) -> list[dict[str, Any]]:
     wanted = sorted(set(numbers))
     rows: list[dict[str, Any]] = []
-    with store._locked() as db:
+    with store.reading() as db:
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
             rows.extend(db.query(sql.format(marks=", ".join("?" * len(chunk))), [repo, *chunk]))

@@ -43,7 +43,7 @@ def record_call(store: Store, call: LLMCall) -> None:
 
 
 def run_totals(store: Store, run_id: str) -> CallTotals:
-    with store._locked() as db:
+    with store.reading() as db:
         row = next(
             db.query(
                 "select count(*) as n, coalesce(sum(input_tokens), 0) as i, "
@@ -57,13 +57,13 @@ def run_totals(store: Store, run_id: str) -> CallTotals:
 def calls_of_run(store: Store, run_id: str) -> list[LLMCall]:
     """The run's calls in the order they were logged."""
     fields = ", ".join(LLMCall.__dataclass_fields__)
-    with store._locked() as db:
+    with store.reading() as db:
         rows = db.query(f"select {fields} from llm_calls where run_id = ? order by id", [run_id])
         return [LLMCall(**row) for row in rows]
 
 
 def get_output(store: Store, key: str) -> str | None:
-    with store._locked() as db:
+    with store.reading() as db:
         rows = list(db.query("select data from llm_outputs where key = ?", [key]))
     return rows[0]["data"] if rows else None
 
@@ -89,7 +89,7 @@ def recent_failures(
     if not subjects:
         return set()
     marks = ", ".join("?" * len(subjects))
-    with store._locked() as db:
+    with store.reading() as db:
         rows = db.query(
             "select subject, outcome from llm_calls where id in (select max(id) from llm_calls "
             f"where purpose = 'analyse_pr' and model = ? and prompt_version = ? and created_at >= ? "
@@ -101,7 +101,7 @@ def recent_failures(
 
 def known_rung(store: Store, endpoint: str, model: str) -> str | None:
     """The rung of the structured-output ladder this endpoint and model last accepted."""
-    with store._locked() as db:
+    with store.reading() as db:
         rows = list(
             db.query("select rung from llm_rungs where endpoint = ? and model = ?", [endpoint, model])
         )
@@ -120,7 +120,7 @@ def pr_summaries(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, s
     if not wanted:
         return {}
     marks = ", ".join("?" * len(wanted))
-    with store._locked() as db:
+    with store.reading() as db:
         rows = db.query(
             f"select number, summary from prs where repo = ? and number in ({marks}) and summary is not null",
             [repo, *wanted],

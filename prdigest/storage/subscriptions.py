@@ -57,11 +57,11 @@ def list_subscriptions(
     sql = (
         "select data from subscriptions" + (" where " + " and ".join(where) if where else "") + " order by id"
     )
-    with store._locked() as db:
+    with store.reading() as db:
         return [Subscription.model_validate_json(row["data"]) for row in db.query(sql, args)]
 
 
 def get_subscription(store: Store, sub_id: int) -> Subscription | None:
-    with store._locked() as db:
+    with store.reading() as db:
         rows = list(db.query("select data from subscriptions where id = ?", [sub_id]))
     return Subscription.model_validate_json(rows[0]["data"]) if rows else None
