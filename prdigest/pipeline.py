@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from prdigest.analysis import rules
 from prdigest.analysis.history import chart_periods
@@ -23,6 +22,9 @@ from prdigest.models import (
     Window,
     iso_week_label,
 )
+from prdigest.sources.base import Source
+from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
+from prdigest.sources.base import source_factory as source_factory
 from prdigest.storage import Store, coverage
 from prdigest.storage.db import analysis_key
 
@@ -30,73 +32,10 @@ if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is
     from prdigest.analysis.llm import LLMEngine
 
 
-class Source(Protocol):
-    kind: str
-    repo: str
-    unavailable: tuple[str, ...]
-
-    def fetch(self, window: Window) -> list[PullRequest]: ...
-
-    def newest_merged(self) -> tuple[int, datetime] | None: ...
-
-
-def open_source(
-    settings: Settings, git: str | Path | None, fixture: str | Path | None, repo: str | None
-) -> Source | None:
-    """The source the options name: a clone, a fixture, or for --repo alone the repository's configured
-    source (a clone in the settings, else GitHub when a token is set); None means "the cache only"."""
-    if git and fixture:
-        raise SourceError("choose one source: --git PATH or --fixture FILE")
-    if git:
-        from prdigest.sources.gitlog import GitSource
-
-        return GitSource(git, repo=repo)
-    if fixture:
-        from prdigest.sources.fixture import FixtureSource
-
-        return FixtureSource(fixture, repo=repo)
-    if not repo:
-        raise SourceError("name a source: --git PATH, --fixture FILE or --repo OWNER/NAME")
-    return source_factory(settings)(repo)
-
-
-def source_factory(settings: Settings, given: Source | None = None) -> Callable[[str], Source | None]:
-    """Where each repository's PRs come from: the source the command was given, a clone named in
-    the settings, GitHub when a token is set, else none (the cache only)."""
-
-    def source_for(repo: str) -> Source | None:
-        if given is not None and given.repo == repo:
-            return given
-        clone = settings.repo(repo).git
-        if clone is not None:
-            from prdigest.sources.gitlog import GitSource
-
-            return GitSource(clone, repo=repo)
-        if settings.github.token is not None:
-            from prdigest.sources.github import make_client
-
-            return make_client(settings).source(repo)
-        return None
-
-    return source_for
-
-
 def read_window(store: Store, source: Source, window: Window) -> list[str]:
     """Bring the window into the cache from the source and record the days it read completely; returns
     warnings for the report (a partial sync)."""
-    if source.kind == "github":
-        from prdigest.sources.sync import sync
-
-        result = sync(store, source, window)  # type: ignore[arg-type]  # a GitHubSource
-        return [result.describe()] if result.partial else []
-    read_at = datetime.now(UTC)
-    store.upsert_prs(source.fetch(window))
-    # A fixture file is complete only for the period it says it holds, a clone up to its last fetch.
-    extent = getattr(source, "window", None) or window
-    known = getattr(source, "known_until", lambda: None)() or read_at
-    start, end = max(window.start, extent.start), min(window.end, extent.end, read_at, known)
-    coverage.record(store, source.repo, source.kind, start, end)
-    return []
+    return source.read_into(store, window)
 
 
 def read_missing(
@@ -142,7 +81,7 @@ def newest_text(newest: tuple[str, int, datetime], repo: str, window: Window, la
     day = window.local_day(merged_at)
     t = texts(lang)
     return t["newest_pr"].format(
-        where=t[f"src_{where}"], repo=repo, number=number, date=day, week=iso_week_label(day)
+        where=t.get(f"src_{where}", where), repo=repo, number=number, date=day, week=iso_week_label(day)
     )
 
 
@@ -155,7 +94,7 @@ def history(
     kept for the window itself, so there they are marked missing."""
     unit, periods = chart_periods(window)
     first = periods[0][0].since
-    if source is not None and source.kind != "github" and first < window.since:
+    if source is not None and source.reads_history and first < window.since:
         read_missing(
             store,
             source,
@@ -181,13 +120,12 @@ def history(
 
 
 def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], str | None] | None:
-    """Diffs for the LLM's evidence: a clone's PRs carry theirs; GitHub's are fetched once and cached.
+    """Diffs for the LLM's evidence of PRs that carry none: GitHub's are fetched once and cached.
 
     The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe)."""
-    if source is None or source.kind != "github":
+    if source is None:
         return None
-    client = source.client  # type: ignore[attr-defined]  # a GitHubSource
-    return lambda pr: client.fetch_diff(pr.repo, pr.number, store)
+    return lambda pr: source.diff(pr.number, store) if pr.number is not None else None
 
 
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
@@ -202,9 +140,9 @@ def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: 
     fresh = [(pr, rules.analyse(pr, taxonomy, lang)) for pr in numbered if keys[pr.number] not in cached]
     if fresh:
         store.put_analyses(fresh, lang)
-    out = {pr.number: cached.get(keys[pr.number]) for pr in numbered}
-    out.update((pr.number, analysis) for pr, analysis in fresh)
-    return out  # type: ignore[return-value]  # every PR has its analysis now
+    made = {pr.number: analysis for pr, analysis in fresh}
+    # Every PR has its analysis now, in the PRs' order: the fresh one, else the cached one.
+    return {pr.number: made[pr.number] if pr.number in made else cached[keys[pr.number]] for pr in numbered}
 
 
 def analyse(

@@ -23,7 +23,7 @@ from rich.console import Console
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Subscription, Window, iso_week_label
-from prdigest.pipeline import Source, make_report, source_factory
+from prdigest.pipeline import Source, make_report, open_source
 from prdigest.render.markdown import render_markdown
 from prdigest.storage import Store
 from prdigest.storage.deliveries import Busy, claim, complete, get_delivery, page_token, release
@@ -134,11 +134,8 @@ def _build(settings: Settings, store: Store, sub: Subscription, window: Window) 
 
 
 def subscription_source(settings: Settings, sub: Subscription) -> Source | None:
-    if sub.git_path:
-        from prdigest.sources.gitlog import GitSource
-
-        return GitSource(sub.git_path, repo=sub.repo)
-    return source_factory(settings)(sub.repo)
+    """The clone the subscription names, else the repository's configured source (or none: the cache)."""
+    return open_source(settings, sub.git_path, None, sub.repo)
 
 
 class ConsoleDeliverer:

@@ -50,11 +50,10 @@ def _find(svc: Services, scope: Scope, number: int) -> tuple[PullRequest | None,
     if pr is not None:
         return pr, looked
     source = svc.source_for(scope.repo)
-    fetch = getattr(source, "fetch_pr", None)
-    if source is None or fetch is None:
+    if source is None or not source.finds_prs:
         return None, [*looked, t["where_no_source"]]
     looked.append(t["where_source"].format(kind=source.kind))
-    pr = fetch(number)
+    pr = source.fetch_pr(number)
     if pr is not None:
         svc.store.upsert_prs([pr])
     return pr, looked

@@ -10,12 +10,16 @@ import json
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from prdigest.errors import SourceError
 from prdigest.models import OPTIONAL_SIGNALS, PullRequest, Window
+from prdigest.sources.base import Source
+
+if TYPE_CHECKING:
+    from prdigest.storage import Store
 
 DEMO_FIXTURE = "demo_week.json"
 
@@ -24,8 +28,12 @@ def demo_fixture_path() -> Path:
     return Path(str(resources.files("prdigest.fixtures").joinpath(DEMO_FIXTURE)))
 
 
-class FixtureSource:
+class FixtureSource(Source):
+    """The PRs of a file: complete for the period it says it holds (its window), else for any."""
+
     kind = "fixture"
+    # A PR the cache lacks is one the file does not hold either: `explain` names no source to look in.
+    finds_prs = False
 
     def __init__(self, path: str | Path, repo: str | None = None):
         self.path = Path(path)
@@ -81,6 +89,15 @@ class FixtureSource:
 
     def fetch(self, window: Window) -> list[PullRequest]:
         return sorted((p for p in self.prs if window.contains(p.merged_at)), key=lambda p: p.merged_at)
+
+    def fetch_pr(self, number: int) -> PullRequest | None:
+        return next((p for p in self.prs if p.number == number), None)
+
+    def diff(self, number: int, store: Store | None = None) -> str | None:
+        return None  # a fixture's PRs carry what diffs they have
+
+    def extent(self) -> tuple[datetime | None, datetime | None]:
+        return (self.window.start, self.window.end) if self.window else (None, None)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -15,17 +15,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
-from prdigest.sources.diffs import excerpt
+from prdigest.sources.base import Source
+from prdigest.sources.parsing import excerpt, references
+
+if TYPE_CHECKING:
+    from prdigest.storage import Store
 
 # A commit's header fields; \x1e starts a commit, \x1f separates fields, -z ends it with NUL.
 _FORMAT = "%x1e%H%x1f%P%x1f%aN%x1f%aE%x1f%cI%x1f%B"  # %aN/%aE: the repository's .mailmap applies
 _SQUASH = re.compile(r"\s*\(#(\d+)\)\s*$")
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
-_REFERENCE = re.compile(r"(?:(?<![\w/])#|/pull/)(\d+)\b")
 _NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$", re.IGNORECASE)
 _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
@@ -45,8 +49,8 @@ class _Commit:
     files: list[FileChange] = field(default_factory=list)
 
 
-class GitSource:
-    """Reads merged PRs from a local clone."""
+class GitSource(Source):
+    """Reads merged PRs from a local clone: complete up to its last fetch; its PRs carry their diffs."""
 
     kind = "git"
     unavailable = UNAVAILABLE
@@ -178,6 +182,12 @@ class GitSource:
         times = [p.stat().st_mtime for p in touched if p.exists()]
         return datetime.fromtimestamp(max(times), UTC) if times else None
 
+    def extent(self) -> tuple[datetime | None, datetime | None]:
+        return None, self.known_until()
+
+    def diff(self, number: int, store: Store | None = None) -> str | None:
+        return None  # a clone's PRs carry their diff excerpts
+
     def newest_merged(self) -> tuple[int, datetime] | None:
         """The number and merge time of the clone's newest PR (a direct push is none); None if it has none."""
         for commit in self._commits():
@@ -245,7 +255,7 @@ class GitSource:
                 subject = subject[: squash.start()]
             title = subject.strip()
         co_authors = [m.strip() for m in _CO_AUTHOR.findall(body)]
-        related = sorted({int(n) for n in _REFERENCE.findall(f"{title}\n{body}")} - {number})
+        related = sorted(references(f"{title}\n{body}") - {number})
         return PullRequest(
             repo=self.repo,
             number=number,

@@ -1,0 +1,143 @@
+"""What a source is to the rest of prdigest: the `Source` protocol, and which source a repository reads.
+
+The pipeline, the chat handlers and the weekly delivery use a source only through this protocol; they
+never ask which kind it is. A new kind of source (GitLab, Gitea) is a class that implements it and a
+factory in `FACTORIES`: nothing outside `sources/` changes.
+
+A source says what it cannot supply (`unavailable`: reviews, labels, checks, forks ... a clone knows
+none of them) rather than answering "none" (rule 2), and up to when what it gives is complete
+(`extent`): a clone up to its last fetch, a fixture file for the period it says it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from prdigest.errors import SourceError
+from prdigest.models import PullRequest, Window
+
+if TYPE_CHECKING:
+    from prdigest.config import Settings
+    from prdigest.storage import Store
+
+
+class Source(Protocol):
+    """Where one repository's merged PRs come from.
+
+    A class may implement the protocol structurally or inherit from it for `read_into`, which brings
+    a window into the cache from `fetch` and `extent` (a source with a smarter read overrides it)."""
+
+    kind: str  # how reports and replies name it: "git", "fixture", "github", ...
+    repo: str  # OWNER/NAME
+    unavailable: tuple[str, ...]  # the PR fields it cannot supply (None in its PRs: unknown, not none)
+    # Whether reading the periods before a report (the trend chart's) is cheap: a local source reads
+    # them in a moment; a remote one keeps its request budget for the report's own window.
+    reads_history: ClassVar[bool] = True
+    # Whether `fetch_pr` looks for a PR beyond what the source was given to read (a clone's whole
+    # history, GitHub): `explain` asks it for a PR the cache lacks, and says where it looked.
+    finds_prs: ClassVar[bool] = True
+
+    def fetch(self, window: Window) -> list[PullRequest]:
+        """The PRs merged in the window, oldest first."""
+        ...
+
+    def fetch_pr(self, number: int) -> PullRequest | None:
+        """One merged PR by number; None when the source knows no such PR."""
+        ...
+
+    def diff(self, number: int, store: Store | None = None) -> str | None:
+        """The diff excerpt of a PR that carries none (see `parsing.excerpt`), cached in ``store`` when
+        it costs a request; None when the source has none to give (its PRs carry theirs)."""
+        ...
+
+    def newest_merged(self) -> tuple[int, datetime] | None:
+        """The number and merge time of the newest merged PR; None when there is none."""
+        ...
+
+    def extent(self) -> tuple[datetime | None, datetime | None]:
+        """The span the source holds completely: from (None: its beginning) until (None: now)."""
+        ...
+
+    def read_into(self, store: Store, window: Window) -> list[str]:
+        """Bring the window into the cache and record the days read completely; warnings for the report
+        (a partial read)."""
+        return read_complete(store, self, window)
+
+
+def read_complete(store: Store, source: Source, window: Window) -> list[str]:
+    """A source that reads a window whole: its PRs stored, the days it holds recorded as read."""
+    from prdigest.storage import coverage
+
+    read_at = datetime.now(UTC)
+    store.upsert_prs(source.fetch(window))
+    since, until = source.extent()
+    start = max(window.start, since) if since is not None else window.start
+    end = min(window.end, until, read_at) if until is not None else min(window.end, read_at)
+    coverage.record(store, source.repo, source.kind, start, end)
+    return []
+
+
+# --- which source a repository reads --------------------------------------------------------------
+
+SourceFactory = Callable[["Settings", str], "Source | None"]
+
+
+def _configured_clone(settings: Settings, repo: str) -> Source | None:
+    clone = settings.repo(repo).git
+    if clone is None:
+        return None
+    from prdigest.sources.gitlog import GitSource
+
+    return GitSource(clone, repo=repo)
+
+
+def _github(settings: Settings, repo: str) -> Source | None:
+    if settings.github.token is None:
+        return None
+    from prdigest.sources.github import make_client
+
+    return make_client(settings).source(repo)
+
+
+# Tried in order for a repository the command names no source of; the first that gives one wins.
+FACTORIES: list[SourceFactory] = [_configured_clone, _github]
+
+
+def source_factory(settings: Settings, given: Source | None = None) -> Callable[[str], Source | None]:
+    """Where each repository's PRs come from: the source the command was given, else the first of
+    `FACTORIES` that has one (a clone named in the settings, GitHub when a token is set), else none
+    (the cache only)."""
+
+    def source_for(repo: str) -> Source | None:
+        if given is not None and given.repo == repo:
+            return given
+        for factory in FACTORIES:
+            source = factory(settings, repo)
+            if source is not None:
+                return source
+        return None
+
+    return source_for
+
+
+def open_source(
+    settings: Settings, git: str | Path | None, fixture: str | Path | None, repo: str | None
+) -> Source | None:
+    """The source the options name: a clone, a fixture, or for --repo alone the repository's configured
+    source (a clone in the settings, else GitHub when a token is set); None means "the cache only"."""
+    if git and fixture:
+        raise SourceError("choose one source: --git PATH or --fixture FILE")
+    if git:
+        from prdigest.sources.gitlog import GitSource
+
+        return GitSource(git, repo=repo)
+    if fixture:
+        from prdigest.sources.fixture import FixtureSource
+
+        return FixtureSource(fixture, repo=repo)
+    if not repo:
+        raise SourceError("name a source: --git PATH, --fixture FILE or --repo OWNER/NAME")
+    return source_factory(settings)(repo)

@@ -1,0 +1,87 @@
+"""The GraphQL queries of the GitHub source: the cheap merged-PR search, the batch that reads up to 50
+PRs in full, one PR by number, and follow-up pages of overflowing lists (tests validate them against
+the schema)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+RATE_LIMIT = "rateLimit { cost remaining resetAt }"
+_ACTOR = "author { __typename login }"
+_PAGE = "totalCount pageInfo { hasNextPage endCursor }"
+
+# A PR's paginated lists: page size in the batch query, and the fields of each node.
+# Sizes keep a 50-PR batch near 24,000 nodes, far below GitHub's 500,000 per request.
+CONNECTIONS: dict[str, tuple[int, str]] = {
+    "labels": (50, "name"),
+    "files": (100, "path additions deletions changeType"),
+    "reviews": (50, f"state body submittedAt {_ACTOR}"),
+    "reviewThreads": (50, f"isResolved isOutdated path comments(first: 1) {{ nodes {{ body {_ACTOR} }} }}"),
+    "comments": (50, f"body createdAt {_ACTOR}"),
+    "closingIssuesReferences": (25, "number"),
+}
+FOLLOW_UP_PAGE = 100  # nodes per follow-up page of an overflowing list
+FOLLOW_UPS_PER_REQUEST = 25
+BATCH_SIZE = 50  # PRs per batch request
+# A batch GitHub answers with 5xx or a timeout may be too heavy (PRs with huge lists): it is halved,
+# at most this many times (50 -> 25 -> 12), before the sync stops as for an outage.
+BATCH_SPLITS = 2
+
+# The merged head commit: its check runs and statuses. totalCount is the PR's commit count.
+_CHECKS = (
+    "lastCommit: commits(last: 1) { totalCount nodes { commit { statusCheckRollup { state "
+    "contexts(first: 100) { nodes { __typename ... on CheckRun { name conclusion status } "
+    "... on StatusContext { context state } } } } } } }"
+)
+
+
+def _connection(name: str, first: int, after: str | None = None) -> str:
+    args = f"first: {first}" + (f", after: {after}" if after else "")
+    return f"{name}({args}) {{ {_PAGE} nodes {{ {CONNECTIONS[name][1]} }} }}"
+
+
+PR_FRAGMENT = (
+    "\n  ".join(
+        [
+            "fragment PullRequestFields on PullRequest {",
+            "id number title body url createdAt mergedAt updatedAt authorAssociation",
+            "author { __typename login } mergedBy { __typename login } mergeCommit { oid }",
+            "baseRefName additions deletions isCrossRepository headRepository { isFork }",
+            _CHECKS,
+            *(_connection(name, size) for name, (size, _) in CONNECTIONS.items()),
+        ]
+    )
+    + "\n}"
+)
+
+LIST_QUERY = f"""query ListMerged($owner: String!, $name: String!, $query: String!, $after: String) {{
+  {RATE_LIMIT}
+  repository(owner: $owner, name: $name) {{ nameWithOwner }}
+  search(query: $query, type: ISSUE, first: 100, after: $after) {{
+    issueCount
+    pageInfo {{ hasNextPage endCursor }}
+    nodes {{ ... on PullRequest {{ id number updatedAt mergedAt }} }}
+  }}
+}}"""
+
+BATCH_QUERY = f"""query PullRequests($ids: [ID!]!) {{
+  {RATE_LIMIT}
+  nodes(ids: $ids) {{ ...PullRequestFields }}
+}}
+{PR_FRAGMENT}"""
+
+PR_QUERY = f"""query PullRequest($owner: String!, $name: String!, $number: Int!) {{
+  {RATE_LIMIT}
+  repository(owner: $owner, name: $name) {{ pullRequest(number: $number) {{ ...PullRequestFields }} }}
+}}
+{PR_FRAGMENT}"""
+
+
+def follow_up_query(connections: Sequence[str]) -> str:
+    """Next pages of several lists in one request: alias ``o{i}`` reads ``connections[i]`` of ``$id{i}``."""
+    params = ", ".join(f"$id{i}: ID!, $after{i}: String" for i in range(len(connections)))
+    pages = [_connection(name, FOLLOW_UP_PAGE, f"$after{i}") for i, name in enumerate(connections)]
+    fields = "\n".join(
+        f"  o{i}: node(id: $id{i}) {{ ... on PullRequest {{ {page} }} }}" for i, page in enumerate(pages)
+    )
+    return f"query FollowUp({params}) {{\n  {RATE_LIMIT}\n{fields}\n}}"
