@@ -39,6 +39,8 @@ from prdigest.storage import Store
 from prdigest.storage.cards import card_of
 from prdigest.storage.subscriptions import list_subscriptions
 
+pytestmark = pytest.mark.e2e  # the real lark-oapi SDK over its transports against a local Lark
+
 DEMO = FixtureSource(demo_fixture_path())
 ADMIN = "ou_admin"
 PAGE = "https://prdigest.example.com/reports/abc"

@@ -40,6 +40,8 @@ from prdigest.render.markdown import render_markdown
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 
+pytestmark = pytest.mark.e2e  # the real slack_bolt over Socket Mode and HTTP against a local Slack
+
 DEMO = FixtureSource(demo_fixture_path())
 ADMIN = "U0ADMIN"
 MODES = ["socket", "http"]

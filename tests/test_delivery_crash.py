@@ -32,6 +32,8 @@ from prdigest.config import load_settings
 from prdigest.models import Window
 from prdigest.storage import Store
 
+pytestmark = pytest.mark.e2e  # real processes, killed and run again
+
 WEEK = "2026-W37"
 TZ = "Asia/Shanghai"
 REPO = "acme/rocket"

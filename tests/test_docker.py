@@ -21,6 +21,8 @@ from serve_support import serving
 from prdigest.bot.web import WebApp
 from prdigest.config import WebSettings
 
+pytestmark = pytest.mark.e2e  # a wheel built and installed in a fresh environment, then served
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
 

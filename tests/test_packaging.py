@@ -7,9 +7,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.e2e  # a wheel built from the tree
 def test_wheel_ships_package_data(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],

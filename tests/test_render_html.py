@@ -258,6 +258,7 @@ def _unfilter(kind: int, row: bytearray, up: bytearray, bpp: int) -> bytearray:
     return row
 
 
+@pytest.mark.e2e  # headless Chromium
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium fonts-noto-cjk)"
 )

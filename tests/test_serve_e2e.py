@@ -38,6 +38,8 @@ from serve_support import (
 
 from prdigest.models import WEEKDAYS, Window
 
+pytestmark = pytest.mark.e2e  # `prdigest serve` as a child process against local fakes
+
 PRS = 40
 # (platform, chat, repository, timezone): one subscription each.
 SUBSCRIPTIONS = [

@@ -75,6 +75,7 @@ def test_config_subscriptions_are_synced_in_place(config: Path, tmp_path: Path) 
     store.close()
 
 
+@pytest.mark.e2e  # `prdigest serve` as a child process
 def test_serve_stops_cleanly_on_sigterm(config: Path, tmp_path: Path) -> None:
     command = [
         sys.executable,
