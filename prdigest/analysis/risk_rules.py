@@ -5,44 +5,62 @@ states: an option *of this project* removed or a default changed (not flags of o
 files or scripts), tests deleted or disabled without a replacement, dangerous code (not words in
 docs), a measured regression (not its denial), logic changed without a test, a dependency's
 version changed.
+
+The rules live by concern: options, tests, performance and logic here; security in
+`risk_security`, dependencies in `risk_deps`; what they share in `risk_common` (all importable
+from here).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts, FileDiff
+from prdigest.analysis.risk_common import (
+    JUDGEMENT_LABELS,
+    Evidence,
+    Finding,
+    quote,
+    sentence_around,
+)
+from prdigest.analysis.risk_deps import dependency_change, fold, version_moves
+from prdigest.analysis.risk_security import (
+    dangerous_lines,
+    holds_danger,
+    is_comment,
+    security_sensitive,
+)
 from prdigest.analysis.taxonomy import (
     is_ci,
-    is_dependency,
     is_doc,
     is_example,
-    is_support,
     is_test,
     parse_title,
 )
 from prdigest.models import PullRequest
 
-# The labels these rules judge (the others are facts: reviews, checks, forks, core paths).
-JUDGEMENT_LABELS = (
+__all__ = [
+    "JUDGEMENT_LABELS",
+    "Evidence",
+    "Finding",
     "config_breaking",
-    "tests_removed",
-    "security_sensitive",
-    "perf_regression",
-    "no_tests",
+    "dangerous_lines",
     "dependency_change",
-)
-
-
-class Finding(NamedTuple):
-    evidence: str
-    source: str  # diff, title, body, paths, reviews, checks
-    breaks: bool = False  # users break: see RiskLabel.breaks
-
-
-Evidence = Finding | tuple[str, str] | None
+    "fold",
+    "holds_danger",
+    "is_comment",
+    "no_tests",
+    "option_changes",
+    "option_flags",
+    "perf_regression",
+    "project_diffs",
+    "quote",
+    "security_sensitive",
+    "sentence_around",
+    "sourced_gone",
+    "tests_removed",
+    "version_moves",
+]
 
 # --- config_breaking ------------------------------------------------------------------
 
@@ -246,134 +264,6 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
     return None
 
 
-# --- security_sensitive ---------------------------------------------------------------
-
-# Dangerous calls in code, each behind the word it needs (a substring test skips most patterns).
-# "product": only in code that ships; a shell call in an example script runs what its author typed.
-_DANGEROUS = [
-    (word, re.compile(pattern), product)
-    for word, pattern, product in (
-        ("eval(", r"(?<![\w.])(?<!def )eval\(", False),
-        ("exec(", r"(?<![\w.])(?<!def )exec\(", False),
-        ("pickle", r"\bpickle\.loads?\(", False),
-        ("shell", r"\bshell\s*=\s*True", True),
-        ("os.system(", r"\bos\.system\(", True),
-        ("yaml.load(", r"\byaml\.load\((?!.*Loader\s*=\s*yaml\.SafeLoader)", False),
-        ("torch.load(", r"\btorch\.load\((?!.*weights_only\s*=\s*True)", False),
-        ("verify", r"\bverify\s*=\s*False", False),
-        ("0.0.0.0", r"[\"']0\.0\.0\.0[\"']", False),
-        ("root'", r"(?i:user)\w*\s*[(=:]\s*'root'", False),
-        ('root"', r'(?i:user)\w*\s*[(=:]\s*"root"', False),
-        ("pull_request_target", r"\bpull_request_target\b", False),
-        ("secrets.", r"\$\{\{\s*secrets\.\w+", False),
-    )
-]
-# A credential: a literal that looks like one (not a model's special token), or one handed on from the
-# environment ("E2B_API_KEY": os.environ[...]).
-_SECRET_LITERAL = re.compile(
-    r"\b(password|passwd|secret|api_key|apikey|access_token|auth_token|private_key)\s*[=:]\s*"
-    r"[\"'][A-Za-z0-9_\-/+=.]{12,}[\"']",
-    re.I,
-)
-_SECRET_FORWARD = re.compile(
-    r"[\"'][A-Z][A-Z0-9_]*(API_KEY|_TOKEN|_SECRET|PASSWORD)[\"']\s*:|environ\[[\"'][A-Z0-9_]*(API_KEY|_TOKEN|_SECRET|PASSWORD)[\"']\]\s*="
-)
-_COMMENT = re.compile(r"^\s*(#|//|\*|/\*)")
-_SECURITY_TEXT = re.compile(
-    r"\b(security (fix|issue|vulnerability)|cve-\d+|vulnerab\w*|privilege escalation)\b", re.I
-)
-
-
-# What a credential's line must hold, tested on a whole file first: its name as a literal's key
-# (any case), or an environment variable's name (upper case).
-_SECRET_KEYS = (
-    "password",
-    "passwd",
-    "secret",
-    "api_key",
-    "apikey",
-    "access_token",
-    "auth_token",
-    "private_key",
-)
-_SECRET_ENV_NAMES = ("API_KEY", "_TOKEN", "_SECRET", "PASSWORD")
-_Pattern = tuple[str, re.Pattern[str], bool]
-
-
-def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
-    """The patterns that match somewhere in a file's lines, and whether a credential does: most files
-    hold none, and their lines are then never read one by one."""
-    lowered = text.lower()
-    found = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2]) and p[1].search(text)]
-    secrets = bool(
-        (any(w in lowered for w in _SECRET_KEYS) and _SECRET_LITERAL.search(text))
-        or (any(w in text for w in _SECRET_ENV_NAMES) and _SECRET_FORWARD.search(text))
-    )
-    return found, secrets
-
-
-def is_comment(line: str) -> bool:
-    return _COMMENT.match(line) is not None
-
-
-def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
-    if secrets and (_SECRET_LITERAL.search(line) or _SECRET_FORWARD.search(line)):
-        return True
-    return any(pattern.search(line) for _, pattern, _ in patterns)
-
-
-def holds_danger(text: str) -> bool:
-    """Whether any line of the text may hold a dangerous call or a credential (a test of the whole text)."""
-    patterns, secrets = _patterns_in(text, product=True)
-    return bool(patterns or secrets)
-
-
-def dangerous_lines(lines: list[str], product: bool = True) -> Iterator[str]:
-    """The lines, comments aside, that hold a dangerous call or a credential; ``product``: code that ships."""
-    patterns, secrets = _patterns_in("\n".join(lines), product)
-    if patterns or secrets:
-        yield from (line for line in lines if not is_comment(line) and _dangerous(line, patterns, secrets))
-
-
-def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
-    """The first dangerous line added, or removed from a file that stays, outside tests and docs, that the
-    other side of the diff does not hold too (a workflow split in two moves its secrets, it adds none)."""
-    deleted = {x.path for x in pr.files or [] if x.status == "removed"}
-    diffs = f.diffs_where(lambda p: not (is_test(p) or is_doc(p)))
-    sides = []
-    for how in ("added", "removed"):
-        for d in diffs:
-            lines = d.added if how == "added" else d.removed
-            if lines and not (how == "removed" and d.path in deleted):
-                found = list(dangerous_lines(lines, product=not is_support(d.path)))
-                if found:
-                    sides.append((how, found))
-    if not sides:
-        return None
-    added = {" ".join(line.split()) for d in diffs for line in d.added}
-    removed = {" ".join(line.split()) for d in diffs for line in d.removed}
-    for how, found in sides:
-        other = removed if how == "added" else added
-        for line in found:
-            if " ".join(line.split()) not in other:
-                return line.strip(), how
-    return None
-
-
-def security_sensitive(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
-    found = _security_code(pr, f)
-    if found:
-        line, how = found
-        return t[f"ev_security_{how}"].format(code=quote(line)), "diff"
-    if f.paths is not None and not f.code_paths:  # a docs page about security is no risk
-        return None
-    for where, text in (("title", pr.title), ("body", f.body)):
-        m = _SECURITY_TEXT.search(text)
-        if m:
-            return t["ev_security_text"].format(word=m.group(0)), where
-    return None
-
-
 # --- perf_regression ------------------------------------------------------------------
 
 _REGRESSION = re.compile(
@@ -443,133 +333,5 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
     return t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more), "paths"
 
 
-# --- dependency_change ----------------------------------------------------------------
-
-_REQUIREMENT = re.compile(
-    r"^\s*[\"']?([A-Za-z0-9][A-Za-z0-9_.\-\[\],]*)\s*(==|>=|<=|~=|!=|<|>|@)\s*[^\s\"',]+"
-)
-_PINNED = re.compile(
-    r"(^\s*FROM\s+\S+[:@]\S+|\bpip3? install\b.*(==|>=|@|\.whl|git\+)"
-    r"|\b(ARG|ENV)\s+\w*(VERSION|_REF|_COMMIT|_TAG|_SHA)\w*="
-    r"|\bgit (checkout|fetch)\b.*\b[0-9a-f]{7,40}\b"
-    r"|\b[A-Z_]*(VERSION|_REF|_COMMIT|_SHA)\s*=\s*[\"']?[\w.\-]+)",
-    re.I | re.M,  # multi-line: a file is tested whole before its lines
-)
-_OWN_VERSION = re.compile(r"^\s*version\s*=", re.I)
-
-
-_MANIFEST = re.compile(r"(requirements[^/]*\.(txt|in)|\.toml|setup\.(py|cfg)|environment\.ya?ml|Pipfile)$")
-_REQUIREMENTS_TXT = re.compile(r"requirements[^/]*\.(txt|in)$")
-_JS_OR_GO = re.compile(r"^\s*(\"[\w@/.\-]+\"\s*:\s*\"[\^~]?\d|[\w./\-]+\s+v\d+\.\d+)")
-_INSTALL = re.compile(r"\b(?:pip3?|uv pip|python3? -m pip) install\b(.*)")
-
-
-def _specs(d: FileDiff, lines: list[str]) -> set[str]:
-    """What these lines ask for: requirements in manifests; installed packages, base images and version
-    pins elsewhere. Flags and line layout are not part of a spec, so a reformatted line changes nothing."""
-    out: set[str] = set()
-    pinned_only = not (
-        _REQUIREMENTS_TXT.search(d.path)
-        or _MANIFEST.search(d.path)
-        or d.path.endswith(("package.json", "go.mod"))
-    )
-    if pinned_only and not (_INSTALL.search(joined := "\n".join(lines)) or _PINNED.search(joined)):
-        return out  # an image or script file that installs and pins nothing
-    for line in lines:
-        text = line.split("#", 1)[0].strip().strip(",").strip("\"'")
-        if not text or _OWN_VERSION.match(text):
-            continue
-        if _REQUIREMENTS_TXT.search(d.path):
-            out.add(text.replace(" ", ""))
-        elif _MANIFEST.search(d.path):
-            if _REQUIREMENT.search(line):
-                out.add(text.replace(" ", ""))
-        elif d.path.endswith(("package.json", "go.mod")):
-            if _JS_OR_GO.search(line):
-                out.add(text)
-        elif m := _INSTALL.search(line):
-            out.update(w for w in m.group(1).split() if not w.startswith(("-", "$", "&", "|", "\\")))
-        elif _PINNED.search(line):
-            out.add(text)
-    return out
-
-
-def _dependency_diffs(f: Facts) -> list[FileDiff]:
-    return f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
-
-
-# A package and the release a spec pins: "flash-attn[cuda]==2.7.0", "ARG VLLM_IMAGE_TAG=v0.9.1", "img:1.2".
-_VERSIONED = re.compile(r"([A-Za-z][\w.\-]*?)(?:\[[\w,.\-]+\])?\s*(?:==|~=|>=|=|:)\s*[\"']?v?(\d+(?:\.\d+)+)")
-
-
-def fold(name: str) -> str:
-    """A package name as titles and manifests both spell it: "Flash_Attn" -> "flashattn"."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def version_moves(f: Facts) -> list[tuple[str, str, str]]:
-    """Packages whose pinned release this PR moves: (name, old, new)."""
-
-    def releases(side: str) -> dict[str, tuple[str, str]]:
-        return {
-            fold(m.group(1)): (m.group(1), m.group(2))
-            for d in _dependency_diffs(f)
-            for spec in _specs(d, getattr(d, side))
-            for m in _VERSIONED.finditer(spec)
-        }
-
-    before = releases("removed")
-    if not before:
-        return []
-    return [
-        (name, before[key][1], new)
-        for key, (name, new) in sorted(releases("added").items())
-        if key in before and before[key][1] != new
-    ]
-
-
-def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
-    diffs = _dependency_diffs(f)
-    # Netted over all files: requirements moved from one file to another change nothing.
-    added = {spec: d.path for d in diffs for spec in _specs(d, d.added)}
-    # An example that drops a requirement changes nothing users install; one that adds a pin does.
-    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in _specs(d, d.removed)}
-    new, gone = sorted(set(added) - set(removed)), sorted(set(removed) - set(added))
-    if new or gone:
-        paths = sorted({added[s] for s in new} | {removed[s] for s in gone})
-        shown = new[:3] + [f"-{spec}" for spec in gone[: max(0, 3 - len(new))]]
-        return t["ev_dependency_lines"].format(
-            paths=", ".join(paths[:3]), lines=quote("; ".join(shown))
-        ), "diff"
-    if not f.diffs:  # no diff to read (a GitHub week without diffs): the files alone tell
-        deps = [p for p in f.paths or [] if is_dependency(p)]
-        if deps:
-            return t["ev_dependency"].format(paths=", ".join(deps[:3])), "paths"
-    return None
-
-
-# --- shared helpers -------------------------------------------------------------------
-
-
-def _line_at(text: str, index: int) -> str:
-    start, end = text.rfind("\n", 0, index) + 1, text.find("\n", index)
-    return text[start : end if end != -1 else len(text)].strip()
-
-
 def _code(value: str) -> str:
     return value if len(value) <= 40 else value[:39] + "…"
-
-
-def quote(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return "“" + (text if len(text) <= limit else text[: limit - 1] + "…") + "”"
-
-
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
-
-
-def sentence_around(text: str, index: int) -> str:
-    """The sentence that holds text[index] ("8.5%" does not end a sentence)."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, index)), default=0)
-    end = _SENTENCE_END.search(text, index)
-    return text[start : end.start() if end else len(text)].strip()

@@ -1,0 +1,45 @@
+"""What every judgement risk rule shares: the labels, a finding, and quoting the evidence."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# The labels these rules judge (the others are facts: reviews, checks, forks, core paths).
+JUDGEMENT_LABELS = (
+    "config_breaking",
+    "tests_removed",
+    "security_sensitive",
+    "perf_regression",
+    "no_tests",
+    "dependency_change",
+)
+
+
+class Finding(NamedTuple):
+    evidence: str
+    source: str  # diff, title, body, paths, reviews, checks
+    breaks: bool = False  # users break: see RiskLabel.breaks
+
+
+Evidence = Finding | tuple[str, str] | None
+
+
+def _line_at(text: str, index: int) -> str:
+    start, end = text.rfind("\n", 0, index) + 1, text.find("\n", index)
+    return text[start : end if end != -1 else len(text)].strip()
+
+
+def quote(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return "“" + (text if len(text) <= limit else text[: limit - 1] + "…") + "”"
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def sentence_around(text: str, index: int) -> str:
+    """The sentence that holds text[index] ("8.5%" does not end a sentence)."""
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, index)), default=0)
+    end = _SENTENCE_END.search(text, index)
+    return text[start : end.start() if end else len(text)].strip()
