@@ -1,0 +1,168 @@
+"""Every way to name a period, in English and Chinese, and the one parser of them.
+
+A period may stand anywhere in a message: dates (`2026-08-03`, `Aug 3`, `8月3日`), ranges
+(`2026-08-01..2026-08-14`, `from Aug 3 to Aug 9`, `between … and …`, `8月3日到8月9日`),
+ISO weeks (`2026-W32`, `W32`), and periods relative to today (this week, last week, the week
+before last, last N weeks, this month, last month, since DATE, today, yesterday…).
+
+`find_period` returns where the period stands in the text and how to resolve it; the days
+are fixed only by `Period.window(today, tz)`, because "today" depends on the timezone of the
+chat that asks. A date without a year is the latest such date not after today.
+
+The forms live by kind: days and ranges of days in `days`, periods relative to today in
+`relative`; here the `Period` and the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from prdigest.errors import UsageError
+from prdigest.models import Window, zone
+from prdigest.periods.days import (
+    DAY,
+    EN_NUMBER,
+    SINCE_BEFORE,
+    UNTIL_NOW,
+    ZH_NUMBER,
+    Resolver,
+    Span,
+    dates_in,
+    day_of,
+    number,
+    weeks_before,
+)
+from prdigest.periods.relative import RELATIVE, iso_week
+
+__all__ = [
+    "EN_NUMBER",
+    "ZH_NUMBER",
+    "Period",
+    "Resolver",
+    "Span",
+    "default_window",
+    "find_period",
+    "fixed",
+    "iso_week",
+    "number",
+    "parse_date",
+    "parse_period",
+    "parse_week",
+    "today_in",
+    "window_from_options",
+    "without",
+]
+
+
+@dataclass(frozen=True)
+class Period:
+    """A period named in a text: where it stands (``start``..``end``) and its days, given today."""
+
+    start: int
+    end: int
+    resolve: Resolver
+
+    def window(self, today: date, tz: str) -> Window:
+        since, until = self.resolve(today)
+        return Window(since=since, until=until, tz=tz)
+
+
+def _bound(fn: Callable[[re.Match[str], date], Span], m: re.Match[str]) -> Resolver:
+    return lambda today: fn(m, today)
+
+
+# ---- the parser ------------------------------------------------------------------------------
+
+
+def find_period(text: str) -> Period | None:
+    """The first period the text names (the longest, where several start at one place), or None."""
+    found = dates_in(text)
+    for pattern, fn in RELATIVE:
+        found += [(m.start(), m.end(), _bound(fn, m)) for m in pattern.finditer(text)]
+    if not found:
+        return None
+    start, end, resolve = min(found, key=lambda f: (f[0], -f[1]))
+    # "since last week", "上周以来": from the period's first day to today.
+    before, after = SINCE_BEFORE.search(text[max(0, start - 10) : start]), UNTIL_NOW.match(text, end)
+    if before or after:
+        start, end = start - (len(before.group(0)) if before else 0), after.end() if after else end
+        resolve = _from_start(resolve)
+    return Period(start, end, resolve)
+
+
+def _from_start(resolve: Resolver) -> Resolver:
+    return lambda today: (resolve(today)[0], today)
+
+
+def without(text: str, period: Period | None) -> str:
+    """The text with the period taken out."""
+    return text if period is None else f"{text[: period.start]} {text[period.end :]}"
+
+
+def default_window(today: date, tz: str) -> Window:
+    """The period of a command that names none: the last complete Monday-to-Sunday week."""
+    since, until = weeks_before(today, 1)
+    return Window(since=since, until=until, tz=tz)
+
+
+def today_in(now: datetime, tz: str) -> date:
+    return now.astimezone(zone(tz)).date()
+
+
+def parse_period(text: str, tz: str, now: datetime) -> Window:
+    """A period given on its own (an option's value): any form `find_period` reads, and nothing else."""
+    period = find_period(text)
+    if period is None or without(text, period).strip(" ,.;:"):
+        raise UsageError(
+            f"bad period {text!r}: use e.g. 2026-09-07, 2026-09-01..2026-09-14, 2026-W37 or last week",
+            "err_period",
+            text=text,
+        )
+    return period.window(today_in(now, tz), tz)
+
+
+def parse_date(text: str, what: str = "date") -> date:
+    """A full date as the chat reads one (2026-09-07, 2026-9-7, 2026/09/07)."""
+    found = DAY.fullmatch(text.strip())
+    try:
+        if found is not None and found.group("iy"):
+            return day_of(found).on(date.max)
+    except UsageError:
+        pass
+    raise UsageError(f"bad {what} {text!r}: use YYYY-MM-DD, e.g. 2026-09-07", "err_date", text=text)
+
+
+def window_from_options(
+    since: str | None, until: str | None, week: str | None, last_week: bool, tz: str, now: datetime
+) -> Window:
+    """The CLI's choice: exactly one of --since/--until, --week, --last-week."""
+    chosen = sum([bool(since or until), bool(week), last_week])
+    if chosen != 1:
+        raise UsageError(
+            "choose the period with one of: --since DATE --until DATE, --week 2026-W37, --last-week"
+        )
+    if week:
+        return parse_week(week, tz, now)
+    if last_week:
+        return default_window(today_in(now, tz), tz)
+    if not (since and until):
+        raise UsageError("--since and --until go together")
+    return Window(since=parse_date(since, "--since date"), until=parse_date(until, "--until date"), tz=tz)
+
+
+_WEEK = re.compile(r"^(?:\d{4}\s*-?\s*)?W\d{1,2}$", re.IGNORECASE)
+
+
+def parse_week(text: str, tz: str, now: datetime | None = None) -> Window:
+    """An ISO week as the chat reads one: 2026-W37, or W37 (the latest such week begun by today)."""
+    if not _WEEK.match(text.strip()):
+        raise UsageError(f"bad week {text!r}: use YYYY-Www, e.g. 2026-W37", "err_week", text=text)
+    return parse_period(text, tz, now or datetime.now(UTC))
+
+
+def fixed(since: date, until: date) -> Period:
+    """A period already resolved to its days (a model's tool call, a structured request)."""
+    return Period(0, 0, lambda today: (since, until))
