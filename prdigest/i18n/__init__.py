@@ -1,6 +1,6 @@
 """Every fixed text prdigest writes, in zh and en, from this one package.
 
-Each module holds the texts of one part (report, cards, chat) as ``TEXT[lang]``;
+Each module holds the texts of one part (report, stories, rules, cards, chat) as ``TEXT[lang]``;
 ``texts(lang)`` merges them, and a key may be defined in one module only.
 """
 
@@ -11,7 +11,7 @@ from datetime import date
 from functools import cache
 from typing import Literal
 
-from prdigest.i18n import cards, chat, report, rules
+from prdigest.i18n import cards, chat, report, rules, stories
 from prdigest.i18n.report import RISK_NAMES
 from prdigest.models import is_iso_week
 
@@ -24,7 +24,7 @@ def detect_lang(text: str) -> Literal["zh", "en"]:
     return "zh" if _CJK.search(text) else "en"
 
 
-_PARTS = (report.TEXT, rules.TEXT, cards.TEXT, chat.TEXT)
+_PARTS = (report.TEXT, stories.TEXT, rules.TEXT, cards.TEXT, chat.TEXT)
 
 
 @cache
