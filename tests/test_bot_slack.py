@@ -30,7 +30,8 @@ from fakes.slack_api import (
 )
 
 from prdigest.bot.app import WORKING, BotCore, Inbound
-from prdigest.bot.slack import EVENTS_PATH, SlackBot, SlackError, report_filename, strip_mention
+from prdigest.bot.payloads import report_file_name
+from prdigest.bot.slack import EVENTS_PATH, SlackBot, SlackError, strip_mention
 from prdigest.bot.web import WebApp
 from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError
@@ -431,7 +432,7 @@ def test_deliver_without_a_page_uploads_the_full_report_in_the_thread(
     ts = make_bot().deliver("C0TEAM", report, "prdigest:7:2026-W37", None, markdown)
     (upload,) = slack.uploads.values()
     assert upload.completed and (upload.channel, upload.thread_ts) == ("C0TEAM", ts)
-    assert upload.content.decode() == markdown and upload.filename == report_filename(report)
+    assert upload.content.decode() == markdown and upload.filename == report_file_name(report)
     assert [c.method for c in slack.calls][-2:] == [
         "files.getUploadURLExternal",
         "files.completeUploadExternal",

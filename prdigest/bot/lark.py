@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import io
 import json
 import logging
@@ -29,7 +28,6 @@ from lark_oapi.api.im.v1 import (
     CreateFileRequestBody,
     CreateMessageRequest,
     CreateMessageRequestBody,
-    MentionEvent,
     P2ImMessageReceiveV1,
     PatchMessageRequest,
     PatchMessageRequestBody,
@@ -42,12 +40,19 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 )
 
 from prdigest.bot.app import WORKING, BotCore, Inbound
-from prdigest.bot.payloads import lark_payload
+from prdigest.bot.lark_messages import (
+    idempotency_key,
+    lark_headers,
+    message_text,
+    open_id,
+    resolve_mentions,
+)
+from prdigest.bot.payloads import lark_payload, report_file_name
 from prdigest.bot.web import WSGIApp, read_body, respond
 from prdigest.config import Settings
 from prdigest.errors import ConfigError, PrdigestError
 from prdigest.handlers import Reply
-from prdigest.models import Report, is_iso_week, iso_week_label
+from prdigest.models import Report
 from prdigest.render.lark import render_lark_card
 from prdigest.render.markdown import render_markdown
 from prdigest.storage.cards import remember_card
@@ -56,7 +61,6 @@ log = logging.getLogger("prdigest.lark")
 
 EVENTS_PATH = "/lark/events"  # where `prdigest serve` mounts wsgi_app() in mode "http"
 HTTP_TIMEOUT_S = 15  # per API call (the SDK's default is 30 s)
-UUID_MAX = 50  # Lark's limit on a message's uuid
 THREAD_TIMEOUT_S = 5.0  # how long start() and stop() wait for the long connection's thread
 # A button's answer must be acknowledged within 3 s: the toast says the work has started.
 TOAST = {
@@ -226,7 +230,7 @@ class LarkBot:
         if text is None:
             return None
         mentions = message.mentions or []
-        if message.chat_type != "p2p" and not any(_open_id(m) == self.bot_open_id() for m in mentions):
+        if message.chat_type != "p2p" and not any(open_id(m) == self.bot_open_id() for m in mentions):
             return None
         return Inbound(
             platform="lark",
@@ -406,82 +410,6 @@ class _LongConnection:
                 loop.run_until_complete(asyncio.wait(pending, timeout=1))
         finally:
             loop.close()
-
-
-# --- message content --------------------------------------------------------------
-
-
-def message_text(message_type: str, content: str) -> str | None:
-    """The plain text of a text or post (rich text) message; None for other kinds."""
-    try:
-        body = json.loads(content)
-    except ValueError:
-        return None
-    if not isinstance(body, dict):
-        return None
-    if message_type == "text":
-        text = body.get("text")
-        return text if isinstance(text, str) else None
-    if message_type == "post":
-        return post_text(body)
-    return None
-
-
-def post_text(body: dict[str, Any]) -> str:
-    """Rich text as lines of plain text. A received post is {"title", "content": [[element]]};
-    a sent one may nest that under a locale ("zh_cn": {...})."""
-    if "content" not in body and body:
-        body = next((v for v in body.values() if isinstance(v, dict)), {})
-    lines = [body["title"]] if body.get("title") else []
-    for paragraph in body.get("content") or []:
-        lines.append("".join(_element_text(e) for e in paragraph if isinstance(e, dict)))
-    return "\n".join(lines)
-
-
-def _element_text(element: dict[str, Any]) -> str:
-    tag = element.get("tag")
-    if tag in ("text", "a", "code_block", "md"):
-        return str(element.get("text", ""))
-    if tag == "at":  # the mention's placeholder key ("@_user_1"), resolved with the others
-        return str(element.get("user_id") or f"@{element.get('user_name', '')}")
-    return ""
-
-
-def resolve_mentions(text: str, mentions: list[MentionEvent], bot_open_id: str) -> str:
-    """Drop the bot's mention and name everyone else: Lark writes mentions as keys ("@_user_1")."""
-    for mention in sorted(mentions, key=lambda m: -len(m.key or "")):  # "@_user_10" before "@_user_1"
-        if mention.key:
-            name = "" if _open_id(mention) == bot_open_id else f"@{mention.name or ''}"
-            text = text.replace(mention.key, name)
-    return text.strip()
-
-
-def lark_headers(environ: dict[str, Any]) -> dict[str, str]:
-    """WSGI's HTTP_X_LARK_SIGNATURE as X-Lark-Signature: the SDK looks header names up case-sensitively."""
-    headers = {
-        "-".join(part.capitalize() for part in name[5:].split("_")): value
-        for name, value in environ.items()
-        if name.startswith("HTTP_")
-    }
-    if environ.get("CONTENT_TYPE"):
-        headers["Content-Type"] = environ["CONTENT_TYPE"]
-    return headers
-
-
-def idempotency_key(key: str) -> str:
-    """`key` as a message uuid: as it is when short enough, else a digest of it."""
-    return key if len(key) <= UUID_MAX else hashlib.sha256(key.encode()).hexdigest()[:UUID_MAX]
-
-
-def report_file_name(report: Report) -> str:
-    """E.g. acme-ml-trainer-2026-W37.md; a window that is not one ISO week is named by its dates."""
-    since, until = report.window.since, report.window.until
-    label = iso_week_label(since) if is_iso_week(since, until) else f"{since}_{until}"
-    return f"{report.repo.replace('/', '-')}-{label}.md"
-
-
-def _open_id(mention: MentionEvent) -> str | None:
-    return mention.id.open_id if mention.id else None
 
 
 def _text(text: str) -> dict[str, Any]:

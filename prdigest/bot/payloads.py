@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from prdigest.handlers.replies import Reply
+from prdigest.models import Report, is_iso_week, iso_week_label
 from prdigest.render.lark import render_lark_card, render_lark_view
 from prdigest.render.sanitize import plain, slack_text
 from prdigest.render.views import (
@@ -68,3 +69,11 @@ def slack_payload(reply: Reply, report_url: str | None = None) -> dict[str, Any]
 def _unmarked(text: str) -> list[str]:
     """A text reply's lines without its Markdown (bold markers, backslash escapes): shown as plain text."""
     return [re.sub(r"\\(.)", r"\1", line).replace("**", "") for line in text.splitlines()]
+
+
+def report_file_name(report: Report) -> str:
+    """The report as a Markdown file, on either platform: e.g. acme-ml-trainer-2026-W37.md; a window
+    that is not one ISO week is named by its dates."""
+    since, until = report.window.since, report.window.until
+    label = iso_week_label(since) if is_iso_week(since, until) else f"{since}_{until}"
+    return f"{report.repo.replace('/', '-')}-{label}.md"

@@ -35,7 +35,7 @@ from slack_sdk.web import SlackResponse
 from slack_sdk.webhook import WebhookClient
 
 from prdigest.bot.app import WORKING, BotCore, Inbound
-from prdigest.bot.payloads import slack_payload
+from prdigest.bot.payloads import report_file_name, slack_payload
 from prdigest.config import Settings
 from prdigest.errors import ConfigError, PrdigestError
 from prdigest.handlers import Reply
@@ -339,7 +339,7 @@ class SlackBot:
                 channel=channel,
                 thread_ts=thread,
                 content=markdown,
-                filename=report_filename(report),
+                filename=report_file_name(report),
                 title=title(report),
             )
         except SlackError as exc:
@@ -371,10 +371,6 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
     if bot_user_id:
         text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
-
-
-def report_filename(report: Report) -> str:
-    return f"{report.repo.replace('/', '-')}-{report.window.since}-{report.window.until}.md"
 
 
 def _action_value(value: str | None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from prdigest.errors import UsageError
 from prdigest.models import Window, zone
@@ -85,12 +85,32 @@ def find_period(text: str) -> Period | None:
     if not found:
         return None
     start, end, resolve = min(found, key=lambda f: (f[0], -f[1]))
+    # "the week of Aug 3", "8月3日那周": the Monday-to-Sunday week holding the day.
+    week_before, week_after = _WEEK_OF.search(text[max(0, start - 12) : start]), _THAT_WEEK.match(text, end)
+    if week_before or week_after:
+        start, end = start - (len(week_before.group(0)) if week_before else 0), (
+            week_after.end() if week_after else end
+        )
+        return Period(start, end, _week_holding(resolve))
     # "since last week", "上周以来": from the period's first day to today.
     before, after = SINCE_BEFORE.search(text[max(0, start - 10) : start]), UNTIL_NOW.match(text, end)
     if before or after:
         start, end = start - (len(before.group(0)) if before else 0), after.end() if after else end
         resolve = _from_start(resolve)
     return Period(start, end, resolve)
+
+
+_WEEK_OF = re.compile(r"\bweek\s+of\s+$", re.I)
+_THAT_WEEK = re.compile(r"\s*(?:那一?周|那个星期|所在的?(?:那一?)?周)")
+
+
+def _week_holding(resolve: Resolver) -> Resolver:
+    def week(today: date) -> Span:
+        day = resolve(today)[0]
+        monday = day - timedelta(days=day.weekday())
+        return monday, monday + timedelta(days=6)
+
+    return week
 
 
 def _from_start(resolve: Resolver) -> Resolver:
