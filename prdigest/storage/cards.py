@@ -12,7 +12,7 @@ from prdigest.storage.db import Store
 def remember_card(store: Store, platform: str, chat_id: str, message_id: str, report: Report) -> None:
     w = report.window
     with store.writing() as db:
-        db["cards"].upsert(
+        db.table("cards").upsert(
             {"platform": platform, "chat_id": chat_id, "message_id": message_id, "repo": report.repo,
              "since": w.since.isoformat(), "until": w.until.isoformat(), "tz": w.tz, "lang": report.lang,
              "posted_at": datetime.now(UTC).isoformat()},

@@ -38,7 +38,7 @@ def record(store: Store, repo: str, source: str, start: datetime, end: datetime)
             "delete from coverage where repo = ? and source = ? and start_at = ?",
             [(repo, source, row["start_at"]) for row in touching],
         )
-        db["coverage"].insert({"repo": repo, "source": source, "start_at": lo, "end_at": hi})
+        db.table("coverage").insert({"repo": repo, "source": source, "start_at": lo, "end_at": hi})
 
 
 def record_window(

@@ -107,7 +107,7 @@ class Store:
             for pr in prs
         ]
         with self.writing() as db:
-            db["prs"].upsert_all(rows, pk="uid", batch_size=500)
+            db.table("prs").upsert_all(rows, pk="uid", batch_size=500)
         return len(rows)
 
     def prs_in_window(self, repo: str, window: Window) -> list[PullRequest]:
@@ -198,7 +198,9 @@ class Store:
     def put_analyses(self, items: list[tuple[PullRequest, PRAnalysis]], lang: str) -> list[str]:
         """Keep analyses, in one transaction; each PR's summary joins the full-text index (prs triggers)."""
         now = datetime.now(UTC).isoformat()
-        rows, summaries = [], []
+        rows: list[dict[str, object]] = []
+        keys: list[str] = []
+        summaries: list[tuple[str, str]] = []
         for pr, analysis in items:
             if pr.number is None:
                 raise ValueError("direct pushes are not analysed")
@@ -211,17 +213,18 @@ class Store:
                 "engine": analysis.engine, "model": analysis.model or "", "version": analysis.version,
                 "lang": lang, "data": analysis.model_dump_json(), "created_at": now,
             })  # fmt: skip
+            keys.append(key)
             summaries.append((analysis.summary, pr.uid))
         with self.writing() as db:
-            db["analyses"].upsert_all(rows, pk="key", batch_size=500)
+            db.table("analyses").upsert_all(rows, pk="key", batch_size=500)
             db.conn.executemany("update prs set summary = ? where uid = ?", summaries)
-        return [row["key"] for row in rows]
+        return keys
 
     # --- reports --------------------------------------------------------------
 
     def save_report(self, report: Report) -> int:
         with self.writing() as db:
-            table = db["reports"].insert(
+            table = db.table("reports").insert(
                 {
                     "repo": report.repo,
                     "since": report.window.since.isoformat(),
@@ -233,6 +236,8 @@ class Store:
                     "data": report.model_dump_json(),
                 }
             )
+            if table.last_pk is None:
+                raise RuntimeError("the reports table gave no id for the new row")
             return int(table.last_pk)
 
     def get_report(self, report_id: int) -> Report | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from prdigest.storage.db import Store
 
@@ -38,7 +39,7 @@ def claim(
     with store.writing() as db:
         rows = list(db.query("select * from deliveries where key = ?", [key]))
         if not rows:
-            db["deliveries"].insert(
+            db.table("deliveries").insert(
                 {"key": key, "subscription_id": subscription_id, "week": week, "status": "claimed",
                  "message_id": "", "report_id": None, "claimed_by": worker, "claimed_at": now.isoformat(),
                  "completed_at": ""}
@@ -47,13 +48,13 @@ def claim(
         before = _delivery(rows[0])
         if before.status != "claimed" or (before.claimed_by != worker and now - before.claimed_at < lease):
             raise Busy(before)
-        db["deliveries"].update(key, {"claimed_by": worker, "claimed_at": now.isoformat()})
+        db.table("deliveries").update(key, {"claimed_by": worker, "claimed_at": now.isoformat()})
         return before
 
 
 def complete(store: Store, key: str, status: str, message_id: str, report_id: int | None) -> None:
     with store.writing() as db:
-        db["deliveries"].update(
+        db.table("deliveries").update(
             key,
             {"status": status, "message_id": message_id, "report_id": report_id,
              "completed_at": datetime.now(UTC).isoformat()},
@@ -75,7 +76,7 @@ class Busy(Exception):
 def page_token(store: Store, report_id: int) -> str:
     token = secrets.token_urlsafe(16)
     with store.writing() as db:
-        db["report_pages"].insert(
+        db.table("report_pages").insert(
             {"token": token, "report_id": report_id, "created_at": datetime.now(UTC).isoformat()}
         )
     return token
@@ -87,7 +88,7 @@ def report_id_for(store: Store, token: str) -> int | None:
     return rows[0]["report_id"] if rows else None
 
 
-def _delivery(row: dict) -> Delivery:
+def _delivery(row: dict[str, Any]) -> Delivery:
     return Delivery(
         key=row["key"], subscription_id=row["subscription_id"], week=row["week"], status=row["status"],
         message_id=row["message_id"] or "", report_id=row["report_id"], claimed_by=row["claimed_by"] or "",

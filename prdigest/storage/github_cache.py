@@ -32,7 +32,7 @@ def record_updates(store: Store, repo: str, updates: Mapping[int, datetime]) -> 
         for number, moment in updates.items()
     ]
     with store.writing() as db:
-        db["pr_updates"].upsert_all(rows, pk=("repo", "number"))
+        db.table("pr_updates").upsert_all(rows, pk=("repo", "number"))
 
 
 def get_diffs(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]:
@@ -43,7 +43,7 @@ def get_diffs(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]
 def put_diff(store: Store, repo: str, number: int, diff: str) -> None:
     row = {"repo": repo, "number": number, "diff": diff, "fetched_at": datetime.now(UTC).isoformat()}
     with store.writing() as db:
-        db["diffs"].upsert(row, pk=("repo", "number"))
+        db.table("diffs").upsert(row, pk=("repo", "number"))
 
 
 def _select(store: Store, sql: str, repo: str, numbers: Iterable[int]) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ class CallTotals(NamedTuple):
 def record_call(store: Store, call: LLMCall) -> None:
     row = {"created_at": datetime.now(UTC).isoformat(), **asdict(call)}
     with store.writing() as db:
-        db["llm_calls"].insert(row)
+        db.table("llm_calls").insert(row)
 
 
 def run_totals(store: Store, run_id: str) -> CallTotals:
@@ -78,7 +78,7 @@ def put_output(store: Store, key: str, purpose: str, model: str, prompt_version:
         "created_at": datetime.now(UTC).isoformat(),
     }
     with store.writing() as db:
-        db["llm_outputs"].upsert(row, pk="key")
+        db.table("llm_outputs").upsert(row, pk="key")
 
 
 def recent_failures(
@@ -111,7 +111,7 @@ def known_rung(store: Store, endpoint: str, model: str) -> str | None:
 def remember_rung(store: Store, endpoint: str, model: str, rung: str) -> None:
     row = {"endpoint": endpoint, "model": model, "rung": rung, "updated_at": datetime.now(UTC).isoformat()}
     with store.writing() as db:
-        db["llm_rungs"].upsert(row, pk=("endpoint", "model"))
+        db.table("llm_rungs").upsert(row, pk=("endpoint", "model"))
 
 
 def pr_summaries(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]:

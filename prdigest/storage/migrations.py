@@ -20,7 +20,7 @@ def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
 
 def migrate(db: Database) -> list[str]:
     """Apply the steps not yet applied, each in its own transaction; return their names."""
-    db["_prdigest_migrations"].create({"name": str, "applied_at": str}, pk="name", if_not_exists=True)
+    db.table("_prdigest_migrations").create({"name": str, "applied_at": str}, pk="name", if_not_exists=True)
     done = {row["name"] for row in db["_prdigest_migrations"].rows}
     applied = []
     for fn in MIGRATIONS:
@@ -28,7 +28,7 @@ def migrate(db: Database) -> list[str]:
             continue
         with db.atomic():
             fn(db)
-            db["_prdigest_migrations"].insert(
+            db.table("_prdigest_migrations").insert(
                 {"name": fn.__name__, "applied_at": datetime.now(UTC).isoformat()}
             )
         applied.append(fn.__name__)
@@ -39,7 +39,7 @@ def migrate(db: Database) -> list[str]:
 def m001_prs(db: Database) -> None:
     # One row per merged PR or direct push; `data` holds the whole PullRequest as JSON,
     # the other columns are what queries filter on and what the full-text index reads.
-    db["prs"].create(
+    db.table("prs").create(
         {
             "uid": str,
             "repo": str,
@@ -58,13 +58,13 @@ def m001_prs(db: Database) -> None:
         },
         pk="uid",
     )
-    db["prs"].create_index(["repo", "merged_at"])
-    db["prs"].create_index(["repo", "number"], unique=True)
+    db.table("prs").create_index(["repo", "merged_at"])
+    db.table("prs").create_index(["repo", "number"], unique=True)
 
 
 @migration
 def m002_analyses(db: Database) -> None:
-    db["analyses"].create(
+    db.table("analyses").create(
         {
             "key": str,  # hash of (repo, number, content hash, engine, model, version, language)
             "repo": str,
@@ -79,12 +79,12 @@ def m002_analyses(db: Database) -> None:
         },
         pk="key",
     )
-    db["analyses"].create_index(["repo", "number"])
+    db.table("analyses").create_index(["repo", "number"])
 
 
 @migration
 def m003_reports(db: Database) -> None:
-    db["reports"].create(
+    db.table("reports").create(
         {
             "id": int,
             "repo": str,
@@ -98,29 +98,31 @@ def m003_reports(db: Database) -> None:
         },
         pk="id",
     )
-    db["reports"].create_index(["repo", "since", "until"])
+    db.table("reports").create_index(["repo", "since", "until"])
 
 
 @migration
 def m004_prs_fts(db: Database) -> None:
     # Triggers keep the index current on every insert, upsert and summary update.
-    db["prs"].enable_fts(["title", "body", "paths", "summary"], create_triggers=True, tokenize="porter")
+    db.table("prs").enable_fts(["title", "body", "paths", "summary"], create_triggers=True, tokenize="porter")
 
 
 @migration
 def m005_github(db: Database) -> None:
     # GitHub's updatedAt of each cached PR: a re-sync fetches only PRs that changed since.
-    db["pr_updates"].create(
+    db.table("pr_updates").create(
         {"repo": str, "number": int, "updated_at": str, "synced_at": str}, pk=("repo", "number")
     )
     # A merged PR's diff never changes: its capped excerpt is fetched once and kept.
-    db["diffs"].create({"repo": str, "number": int, "diff": str, "fetched_at": str}, pk=("repo", "number"))
+    db.table("diffs").create(
+        {"repo": str, "number": int, "diff": str, "fetched_at": str}, pk=("repo", "number")
+    )
 
 
 @migration
 def m006_subscriptions(db: Database) -> None:
     # One weekly report of one repository in one chat; the scheduler reads these.
-    db["subscriptions"].create(
+    db.table("subscriptions").create(
         {
             "id": int,
             "platform": str,
@@ -131,13 +133,13 @@ def m006_subscriptions(db: Database) -> None:
         },
         pk="id",
     )
-    db["subscriptions"].create_index(["platform", "chat_id", "repo"], unique=True)
+    db.table("subscriptions").create_index(["platform", "chat_id", "repo"], unique=True)
 
 
 @migration
 def m007_llm_calls(db: Database) -> None:
     # One row per request sent to an LLM: what it cost and how it ended; never prompt or answer text.
-    db["llm_calls"].create(
+    db.table("llm_calls").create(
         {
             "id": int,
             "created_at": str,
@@ -155,10 +157,10 @@ def m007_llm_calls(db: Database) -> None:
         },
         pk="id",
     )
-    db["llm_calls"].create_index(["run_id"])
-    db["llm_calls"].create_index(["created_at"])
+    db.table("llm_calls").create_index(["run_id"])
+    db.table("llm_calls").create_index(["created_at"])
     # Validated narratives and answers by request hash: a rerun over unchanged data pays nothing.
-    db["llm_outputs"].create(
+    db.table("llm_outputs").create(
         {"key": str, "purpose": str, "model": str, "prompt_version": str, "data": str, "created_at": str},
         pk="key",
     )
@@ -167,7 +169,9 @@ def m007_llm_calls(db: Database) -> None:
 @migration
 def m008_events(db: Database) -> None:
     # Chat events already taken: platforms deliver some twice (retries, several connections).
-    db["events"].create({"platform": str, "event_id": str, "received_at": str}, pk=("platform", "event_id"))
+    db.table("events").create(
+        {"platform": str, "event_id": str, "received_at": str}, pk=("platform", "event_id")
+    )
 
 
 @migration
@@ -175,7 +179,7 @@ def m009_deliveries(db: Database) -> None:
     # A weekly report posted once: the key (subscription, ISO week) is claimed before posting
     # and completed with the platform's message id after; a claim left behind by a crash is
     # resolved through the platform's own idempotency, never by posting twice.
-    db["deliveries"].create(
+    db.table("deliveries").create(
         {
             "key": str,
             "subscription_id": int,
@@ -190,14 +194,14 @@ def m009_deliveries(db: Database) -> None:
         pk="key",
     )
     # A report page's address holds a random token, not the report's sequential id.
-    db["report_pages"].create({"token": str, "report_id": int, "created_at": str}, pk="token")
+    db.table("report_pages").create({"token": str, "report_id": int, "created_at": str}, pk="token")
 
 
 @migration
 def m010_llm_rungs(db: Database) -> None:
     # The structured-output rung each endpoint and model accepted, so that a new run (a report,
     # a question) starts there instead of paying again for the rungs its server refuses.
-    db["llm_rungs"].create(
+    db.table("llm_rungs").create(
         {"endpoint": str, "model": str, "rung": str, "updated_at": str}, pk=("endpoint", "model")
     )
 
@@ -206,7 +210,7 @@ def m010_llm_rungs(db: Database) -> None:
 def m011_cards(db: Database) -> None:
     # The report cards the bot posted, by platform message id: a follow-up in a card's thread
     # ("risks") is about that card's repository, period and language.
-    db["cards"].create(
+    db.table("cards").create(
         {
             "platform": str,
             "chat_id": str,
@@ -226,6 +230,6 @@ def m011_cards(db: Database) -> None:
 def m012_coverage(db: Database) -> None:
     # The spans of time (UTC instants, [start_at, end_at)) of which each source gave the cache every
     # merged PR: what lets a command tell a quiet day from a day never read. Touching spans are merged.
-    db["coverage"].create(
+    db.table("coverage").create(
         {"repo": str, "source": str, "start_at": str, "end_at": str}, pk=("repo", "source", "start_at")
     )

@@ -27,11 +27,11 @@ def save_subscription(store: Store, sub: Subscription) -> Subscription:
         if rows:
             sub_id = rows[0]["id"]
             saved = sub.model_copy(update={"id": sub_id, "created_at": created})
-            db["subscriptions"].update(sub_id, {**row, "data": saved.model_dump_json()})
+            db.table("subscriptions").update(sub_id, {**row, "data": saved.model_dump_json()})
         else:
-            sub_id = db["subscriptions"].insert({**row, "data": ""}).last_pk
+            sub_id = db.table("subscriptions").insert({**row, "data": ""}).last_pk
             saved = sub.model_copy(update={"id": sub_id, "created_at": created})
-            db["subscriptions"].update(sub_id, {"data": saved.model_dump_json()})
+            db.table("subscriptions").update(sub_id, {"data": saved.model_dump_json()})
     return saved
 
 
