@@ -8,6 +8,7 @@ reviews, labels, forks or checks, and rules that need them must not fire.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
@@ -15,6 +16,10 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prdigest.errors import UsageError
+
+Lang = Literal["zh", "en"]
+RiskLevel = Literal["low", "medium", "high"]
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 # Signals a source may be unable to supply; the report lists the missing ones.
 OPTIONAL_SIGNALS = (
@@ -129,6 +134,11 @@ class PullRequest(_Model):
         """Hash of everything an analysis reads; a changed PR is analysed again."""
         payload = self.model_dump_json(exclude={"source"})
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def numbered(prs: Iterable[PullRequest]) -> list[tuple[int, PullRequest]]:
+    """The pull requests among ``prs`` (not the direct pushes), each with its number, in order."""
+    return [(pr.number, pr) for pr in prs if pr.number is not None]
 
 
 class RiskLabel(_Model):
@@ -360,7 +370,7 @@ class Report(_Model):
     repo: str
     window: WindowOut
     engine: str
-    lang: Literal["zh", "en"] = "zh"
+    lang: Lang = "zh"
     source: str
     generated_at: datetime
     stats: Stats
@@ -370,7 +380,7 @@ class Report(_Model):
     risk_observations: list[RiskObservation] = []
     recommendations: list[Recommendation] = []
     summary: str = ""
-    risk_level: Literal["low", "medium", "high"] = "low"
+    risk_level: RiskLevel = "low"
     # The trend chart's periods, oldest first, ending with the report's own (see PeriodFigures).
     history: list[PeriodFigures] = []
     # What the reader must know about the data: e.g. a sync that could not read every PR.
@@ -384,7 +394,12 @@ class Report(_Model):
 
 # --- chat ---------------------------------------------------------------------
 
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def weekday(name: str) -> Weekday | None:
+    """The weekday ``name`` stands for ("mon" .. "sun"), or None."""
+    return next((day for day in WEEKDAYS if day == name), None)
 
 
 class Subscription(_Model):
@@ -396,10 +411,10 @@ class Subscription(_Model):
     repo: str
     source: Literal["github", "git"] = "github"
     git_path: str | None = None
-    day: Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"] = "mon"
+    day: Weekday = "mon"
     time: str = Field(default="09:30", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
     tz: str = "Asia/Shanghai"
-    lang: Literal["zh", "en"] = "zh"
+    lang: Lang = "zh"
     top_n: int = Field(default=10, ge=1, le=50)
     silent_when_empty: bool = False
     created_by: str = ""

@@ -21,6 +21,7 @@ from prdigest.models import (
     Report,
     Window,
     iso_week_label,
+    numbered,
 )
 from prdigest.sources.base import Source
 from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
@@ -131,18 +132,15 @@ def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], 
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
     """The rules engine's analysis of every PR, each computed once and then read from the cache."""
     version = rules.rules_version(taxonomy)
-    numbered = [pr for pr in prs if pr.number is not None]
-    keys = {
-        pr.number: analysis_key(pr.repo, pr.number, pr.content_hash(), "rules", None, version, lang)
-        for pr in numbered
-    }
+    prs_n = numbered(prs)
+    keys = {n: analysis_key(pr.repo, n, pr.content_hash(), "rules", None, version, lang) for n, pr in prs_n}
     cached = store.get_analyses(list(keys.values()))
-    fresh = [(pr, rules.analyse(pr, taxonomy, lang)) for pr in numbered if keys[pr.number] not in cached]
+    fresh = [(n, pr, rules.analyse(pr, taxonomy, lang)) for n, pr in prs_n if keys[n] not in cached]
     if fresh:
-        store.put_analyses(fresh, lang)
-    made = {pr.number: analysis for pr, analysis in fresh}
+        store.put_analyses([(pr, analysis) for _, pr, analysis in fresh], lang)
+    made = {n: analysis for n, _, analysis in fresh}
     # Every PR has its analysis now, in the PRs' order: the fresh one, else the cached one.
-    return {pr.number: made[pr.number] if pr.number in made else cached[keys[pr.number]] for pr in numbered}
+    return {n: made[n] if n in made else cached[keys[n]] for n, _ in prs_n}
 
 
 def analyse(

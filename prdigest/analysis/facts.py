@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from prdigest.analysis.taxonomy import is_ci, is_core, is_dependency, is_doc, is_support, is_test, module_of
@@ -36,7 +37,7 @@ class Facts:
     diff_added: list[str]
     diff_removed: list[str]
 
-    def diffs_where(self, keep) -> list[FileDiff]:
+    def diffs_where(self, keep: Callable[[str], bool]) -> list[FileDiff]:
         return [d for d in self.diffs if keep(d.path)]
 
 

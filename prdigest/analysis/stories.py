@@ -38,7 +38,7 @@ from prdigest.analysis.story_text import (
     topic_of,
     trend,
 )
-from prdigest.models import PullRequest
+from prdigest.models import PullRequest, numbered
 
 __all__ = [
     "DETAILED",
@@ -237,9 +237,7 @@ def find_stories(
 ) -> list[Story]:
     """At most ``limit`` stories of two PRs or more, the weightiest first; lower thresholds are tried
     when fewer than ``minimum`` form."""
-    ranked = sorted(
-        (p for p in prs if p.number is not None), key=lambda p: (-importance.get(p.number, 0), p.number)
-    )
+    ranked = [p for n, p in sorted(numbered(prs), key=lambda item: (-importance.get(item[0], 0), item[0]))]
     candidates = sorted(ranked[:MAX_CANDIDATES], key=lambda p: (p.merged_at, p.number))
     feats = [features(p) for p in candidates]
     edges = ties(candidates, feats)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -107,12 +107,12 @@ def _features(
 ) -> Features:
     body = _TRAILER.sub(" ", body[:BODY_CHARS])
     generic = generic_for(repo)
-    words: Counter[str] = Counter()
+    words: defaultdict[str, float] = defaultdict(float)
     for token in tokens(title, generic):  # the scope and brackets too: "(fsdp)", "[lora]" name the subject
         words[token] += 1.0
     for token in set(tokens(body, generic)):
         words[token] += 0.5
-    dirs: Counter[str] = Counter()
+    dirs: defaultdict[str, float] = defaultdict(float)
     files: dict[str, float] = {}
     path_words: set[str] = set()
     for path in paths:

@@ -110,7 +110,7 @@ def pr_kind(analysis: PRAnalysis) -> str:
 
 
 def story_kind(prs: list[PullRequest], analyses: dict[int, PRAnalysis]) -> str:
-    votes: Counter[str] = Counter()
+    votes: defaultdict[str, float] = defaultdict(float)
     for p in prs:
         a = analyses[p.number or 0]
         kind = pr_kind(a)
@@ -241,7 +241,9 @@ def subsystem(prs: list[PullRequest]) -> str | None:
         holders.update({d for path in code for d in _ancestors(path)})
     need = max(2, math.ceil(len(prs) / 2))
     shared = [d for d, n in holders.items() if n >= need]
-    return max(shared, key=lambda d: (holders[d] * (1 + d.count("/")), d.count("/"), d), default=None)
+    if not shared:
+        return None
+    return max(shared, key=lambda d: (holders[d] * (1 + d.count("/")), d.count("/"), d))
 
 
 def _ancestors(path: str) -> list[str]:

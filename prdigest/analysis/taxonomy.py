@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -295,7 +296,7 @@ def tags_for(pr: PullRequest, taxonomy: Taxonomy) -> list[str]:
     return found
 
 
-def add_path_tags(pr: PullRequest, add) -> None:
+def add_path_tags(pr: PullRequest, add: Callable[[str | None], None]) -> None:
     files = pr.files or []
     if not files:
         return

@@ -20,11 +20,13 @@ from typing import Literal, Protocol
 
 from rich.console import Console
 
+from prdigest.bot.adapters import report_url as page_url
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Subscription, Window, iso_week_label
-from prdigest.pipeline import Source, make_report, open_source
+from prdigest.pipeline import make_report, open_source
 from prdigest.render.markdown import render_markdown
+from prdigest.sources.base import Source
 from prdigest.storage import Store
 from prdigest.storage.deliveries import Busy, claim, complete, get_delivery, page_token, release
 
@@ -39,7 +41,7 @@ class DeliveryError(PrdigestError):
 
 
 class Deliverer(Protocol):
-    """What a platform adapter offers the weekly job."""
+    """What the weekly job needs of a platform: a chat adapter as an `AdapterDeliverer`, or the console."""
 
     def deliver(
         self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str
@@ -128,9 +130,7 @@ def _build(settings: Settings, store: Store, sub: Subscription, window: Window) 
     source = subscription_source(settings, sub)
     report = make_report(settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
     report.card_prs = sub.top_n  # what the card lists, never what the figures count
-    if not settings.public_url or report.id is None:
-        return report, None
-    return report, f"{settings.public_url.rstrip('/')}/reports/{page_token(store, report.id)}"
+    return report, page_url(settings.public_url, report.id, lambda report_id: page_token(store, report_id))
 
 
 def subscription_source(settings: Settings, sub: Subscription) -> Source | None:

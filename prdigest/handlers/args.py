@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass, field
 
 from prdigest.errors import UsageError
-from prdigest.models import WEEKDAYS, zone
+from prdigest.models import Lang, Weekday, weekday, zone
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
-_DAYS_ZH = {
+_DAYS_ZH: dict[str, Weekday] = {
     "周一": "mon",
     "周二": "tue",
     "周三": "wed",
@@ -25,10 +25,10 @@ MAX_PR_NUMBER = 10**9
 @dataclass
 class Args:
     repo: str | None = None
-    day: str | None = None
+    day: Weekday | None = None
     time: str | None = None
     tz: str | None = None
-    lang: str | None = None
+    lang: Lang | None = None
     rest: list[str] = field(default_factory=list)
 
 
@@ -39,12 +39,14 @@ def read_args(text: str) -> Args:
         low = token.lower()
         if match := _TIME.match(token):
             args.time = clock_time(int(match.group(1)), int(match.group(2)))
-        elif low[:3] in WEEKDAYS and low.isalpha() and len(low) <= 9:
-            args.day = low[:3]
+        elif (day := weekday(low[:3])) is not None and low.isalpha() and len(low) <= 9:
+            args.day = day
         elif token in _DAYS_ZH:
             args.day = _DAYS_ZH[token]
-        elif low in ("zh", "en", "中文", "english"):
-            args.lang = {"中文": "zh", "english": "en"}.get(low, low)
+        elif low in ("zh", "中文"):
+            args.lang = "zh"
+        elif low in ("en", "english"):
+            args.lang = "en"
         elif is_zone(token):
             args.tz = zone(token).key
         elif _REPO.match(token):

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from prdigest.config import Settings
-from prdigest.pipeline import Source
+from prdigest.sources.base import Source
 from prdigest.storage import Store
 
 

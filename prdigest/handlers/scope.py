@@ -32,7 +32,7 @@ class Scope:
 
 
 def text_reply(kind: str, lang: Lang, text: str, **kw: object) -> Reply:
-    return Reply(kind=kind, lang=lang, text=text, **kw)  # type: ignore[arg-type]
+    return Reply.model_validate({"kind": kind, "lang": lang, "text": text, **kw})
 
 
 def resolve(intent: Intent, ctx: Context, svc: Services) -> Scope:

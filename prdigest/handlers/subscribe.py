@@ -10,19 +10,20 @@ from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.i18n import texts
-from prdigest.models import Subscription
+from prdigest.models import Lang, Subscription
 from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
 
 
-def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, str]:
-    """The arguments of a command that changes subscriptions: only admins may, and it names a repository."""
+def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, str, Lang]:
+    """The arguments of a command that changes subscriptions (only admins may), its repository
+    (it names one) and the answer's language."""
     lang = intent.lang
     if not svc.is_admin(ctx):
         raise Answer(text_reply("refusal", lang, texts(lang)["sub_refused"]))
     args = read_args(intent.args)
     if args.repo is None:
         raise Answer(text_reply("text", lang, texts(lang)["sub_needs_repo"]))
-    return args, lang
+    return args, args.repo, lang
 
 
 def describe(sub: Subscription, lang: str) -> str:
@@ -39,13 +40,13 @@ def describe(sub: Subscription, lang: str) -> str:
 
 @command("subscribe", en=("subscribe",), zh=("订阅",), admin=True)
 def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    args, lang = _admin_args(intent, ctx, svc)
+    args, repo, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
-    configured = svc.settings.repo(args.repo).git
+    configured = svc.settings.repo(repo).git
     sub = Subscription(
         platform=ctx.platform,
         chat_id=ctx.chat_id,
-        repo=args.repo,
+        repo=repo,
         source="git" if configured else "github",
         git_path=str(configured) if configured else None,
         day=args.day or "mon",
@@ -65,12 +66,12 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
 
 @command("unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), admin=True)
 def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    args, lang = _admin_args(intent, ctx, svc)
+    _, repo, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
-    removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, args.repo)
+    removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, repo)
     if removed:
         svc.on_subscriptions_changed()
-    return text_reply("text", lang, t["sub_removed" if removed else "sub_missing"].format(repo=args.repo))
+    return text_reply("text", lang, t["sub_removed" if removed else "sub_missing"].format(repo=repo))
 
 
 @command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))

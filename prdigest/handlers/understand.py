@@ -32,7 +32,7 @@ _ADMIN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("subscribe", re.compile(r"\bsubscribe\b|订阅", re.I)),
 )
 # A reply language asked for in words ("report in English", "用中文").
-_ASKED_LANG = (
+_ASKED_LANG: tuple[tuple[Lang, re.Pattern[str]], ...] = (
     ("en", re.compile(r"\bin english\b|英文|英语", re.I)),
     ("zh", re.compile(r"\bin chinese\b|中文", re.I)),
 )
@@ -121,12 +121,12 @@ def understand(text: str) -> Intent:
         return Intent("help", lang)
     leading = _leading(text)
     if leading is not None and leading[0] in _LEADING_ONLY:
-        name, rest = leading
-        if name == "ask":
+        only, rest = leading
+        if only == "ask":
             return Intent("ask", lang, period=find_period(rest), question=rest)
-        if name == "help":
+        if only == "help":
             return Intent("help", lang)
-        return Intent(name, lang, repo=_repo(rest), args=rest)
+        return Intent(only, lang, repo=_repo(rest), args=rest)
     if (admin := _admin(text)) is not None:
         return Intent(admin, lang, repo=_repo(text), args=text)
     lang = next((asked for asked, words in _ASKED_LANG if words.search(text)), lang)

@@ -120,11 +120,11 @@ def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
     evidence = 0
     for f in files:
         head = _head(f, shown[id(f)])
-        extra = _evidence(f, head)
-        evidence += len(extra)
-        if shown[id(f)] or f.binary or not f.changed or extra:
+        quoted = _evidence(f, head)
+        evidence += len(quoted)
+        if shown[id(f)] or f.binary or not f.changed or quoted:
             out.append(f.header)
-            out += [f.binary] if f.binary else head + extra
+            out += [f.binary] if f.binary else head + quoted
     hidden = sum(f.changed for f in files) - sum(shown.values()) - evidence
     if hidden:
         out.append(f"... ({hidden} more changed lines)")

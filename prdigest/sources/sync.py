@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from prdigest.models import PullRequest, Window
+from prdigest.models import PullRequest, Window, numbered
 from prdigest.sources.github import GitHubClient, GitHubError, GitHubRateLimited, GitHubSource
 from prdigest.storage import Store, coverage, github_cache
 
@@ -62,14 +62,15 @@ def sync(store: Store, source: GitHubSource, window: Window) -> SyncResult:
     outcome = source.fetch_listed(stale)
     prs = _with_cached_diffs(store, source.repo, outcome.prs)
     store.upsert_prs(prs)
-    github_cache.record_updates(store, source.repo, {pr.number: outcome.updated_at[pr.number] for pr in prs})
+    fetched = [n for n, _ in numbered(prs)]  # a PR read from GitHub always has its number
+    github_cache.record_updates(store, source.repo, {n: outcome.updated_at[n] for n in fetched})
     lacking = [listed[n].merged_at for n in [*outcome.failed, *outcome.skipped]]
     coverage.record_window(store, source.repo, source.kind, window, read_at, lacking)
     budget = client.budgets.get("graphql")
     return SyncResult(
         repo=source.repo,
         window=window,
-        fetched=sorted(pr.number for pr in prs),
+        fetched=sorted(fetched),
         unchanged=sorted(set(listed) - {item.number for item in stale}),
         failed=dict(sorted(outcome.failed.items())),
         skipped=sorted(outcome.skipped),

@@ -44,7 +44,7 @@ from prdigest.analysis.llm.schemas import (
 from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
 from prdigest.config import LLMSettings, Taxonomy
 from prdigest.errors import PrdigestError
-from prdigest.models import LLMUsage, PRAnalysis, PullRequest, Report
+from prdigest.models import LLMUsage, PRAnalysis, PullRequest, Report, numbered
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_log
 from prdigest.storage.db import analysis_key
@@ -166,46 +166,44 @@ class LLMEngine:
         analysis's prose may name.
         """
         version = self.analysis_version(taxonomy, lang)
-        numbered = [pr for pr in prs if pr.number is not None]
+        prs_n = numbered(prs)
         raw: dict[int, PRAnalysis] = {}  # the LLM's own analyses, as cached
         how: dict[int, str] = {}  # cached, llm or fallback: for the usage counts
-        todo: list[PullRequest] = []
-        for pr in numbered:
-            key = analysis_key(
-                pr.repo, pr.number, pr.content_hash(), "llm", self.settings.model, version, lang
-            )
+        todo: list[tuple[int, PullRequest]] = []
+        for n, pr in prs_n:
+            key = analysis_key(pr.repo, n, pr.content_hash(), "llm", self.settings.model, version, lang)
             cached = self.store.get_analysis(key)
             if cached is not None:
-                raw[pr.number], how[pr.number] = cached, "cached"
+                raw[n], how[n] = cached, "cached"
             else:
-                todo.append(pr)
+                todo.append((n, pr))
         # A PR whose output stayed invalid, or that timed out, within the hour falls back at once:
         # chat commands rebuild reports, and must neither wait for it nor pay for it again.
         failed = llm_log.recent_failures(
             self.store,
-            [pr.uid for pr in todo],
+            [pr.uid for _, pr in todo],
             self.settings.model,
             version,
             datetime.now(UTC) - RETRY_FAILED_AFTER,
         )
-        todo = [pr for pr in todo if pr.uid not in failed]
+        todo = [(n, pr) for n, pr in todo if pr.uid not in failed]
         diff = _serialised(diff_loader)
         with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="prdigest-llm") as pool:
             done = pool.map(
-                lambda pr: self._analyse_one(pr, rules[pr.number], taxonomy, lang, version, diff), todo
+                lambda item: self._analyse_one(item[1], rules[item[0]], taxonomy, lang, version, diff), todo
             )
-            for pr, analysis in zip(todo, done, strict=True):
+            for (n, _), analysis in zip(todo, done, strict=True):
                 if analysis is not None:
-                    raw[pr.number], how[pr.number] = analysis, "llm"
-        window = {pr.number for pr in numbered}
+                    raw[n], how[n] = analysis, "llm"
+        window = {n for n, _ in prs_n}
         out = {n: with_rules(a, rules[n], window) for n, a in raw.items()}
         if flat_scores(list(out.values())):
             # Scores that rank nothing are invalid output: the rules' scores stand for every PR.
             out = {n: with_rules_scores(a, rules[n]) for n, a in out.items()}
             how = dict.fromkeys(how, "fallback")
-        for pr in numbered:
-            self._count(how.get(pr.number, "fallback"))
-        return {pr.number: out.get(pr.number, rules[pr.number]) for pr in numbered}
+        for n, _ in prs_n:
+            self._count(how.get(n, "fallback"))
+        return {n: out.get(n, rules[n]) for n, _ in prs_n}
 
     def _analyse_one(
         self,
