@@ -1,5 +1,8 @@
-"""The chat adapters the settings configure, each with its deliverer for the weekly job.
+"""The chat-adapter contract, and the adapters the settings configure.
 
+Every platform adapter (`LarkBot`, `SlackBot`) is a `ChatAdapter`: the service starts and
+stops it, the weekly delivery posts and updates its report card through it (as an
+`AdapterDeliverer`), and the chat answers post the same card plus the Markdown file.
 The SDKs are imported here only for the platforms that are configured: lark-oapi alone
 costs seconds and ~176 MB.
 """
@@ -7,46 +10,107 @@ costs seconds and ~176 MB.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from prdigest.bot.app import BotCore
-from prdigest.bot.web import WebApp
-from prdigest.config import Settings
 from prdigest.models import Report
 from prdigest.storage.deliveries import page_token
 
+if TYPE_CHECKING:
+    from prdigest.bot.app import BotCore
+    from prdigest.bot.web import WebApp
+    from prdigest.config import Settings
 
-class _LarkDeliverer:
-    """The Lark bot as a Deliverer: Lark dedupes on the delivery key (uuid), so there is nothing to find."""
+ReportUrl = Callable[[Report], str | None]
 
-    def __init__(self, bot: Any):
-        self.bot = bot
 
-    def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
-        return self.bot.deliver(chat_id, report, key, report_url, markdown)
+class ChatAdapter(Protocol):
+    """One chat platform: its connection, and its outbound client (post, reply, update, upload, find)."""
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
-        self.bot.update_report(message_id, report, report_url)
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def post_reply(self, chat_id: str, thread: str | None, payload: dict[str, Any], key: str) -> str:
+        """Post a message (in ``thread`` when given), the platform's payload; its message id."""
+        ...
+
+    def post_card(
+        self, chat_id: str, thread: str | None, report: Report, report_url: str | None, key: str
+    ) -> str:
+        """Post a report card, tagged with ``key`` (the platform's idempotency); its message id."""
+        ...
+
+    def update_card(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+        """Redraw a posted report card in place."""
+        ...
+
+    def post_file(
+        self, chat_id: str, thread: str | None, card_id: str, report: Report, markdown: str, key: str
+    ) -> None:
+        """Post the report as a Markdown file next to its card ``card_id``."""
+        ...
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
+        """The message posted with ``key``, when the platform can tell; else None."""
+        ...
+
+
+def post_report(
+    adapter: ChatAdapter,
+    chat_id: str,
+    thread: str | None,
+    report: Report,
+    report_url: str | None,
+    markdown: str,
+    key: str,
+) -> str:
+    """Card plus Markdown file: the report card, and the full report as a file when it has no page."""
+    card_id = adapter.post_card(chat_id, thread, report, report_url, key)
+    if report_url is None:
+        adapter.post_file(chat_id, thread, card_id, report, markdown, key)
+    return card_id
+
+
+class AdapterDeliverer:
+    """A chat adapter as the weekly job's Deliverer."""
+
+    def __init__(self, adapter: ChatAdapter):
+        self.adapter = adapter
+
+    def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
+        return post_report(self.adapter, chat_id, None, report, report_url, markdown, key)
+
+    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+        self.adapter.update_card(chat_id, message_id, report, report_url)
+
+    def find_delivery(self, chat_id: str, key: str) -> str | None:
+        return self.adapter.find_delivery(chat_id, key)
+
+
+def report_url(base: str | None, report_id: int | None, token: Callable[[int], str]) -> str | None:
+    """The address of a report's page: ``<public URL>/reports/<token>``, when pages are public."""
+    if not base or report_id is None:
         return None
+    return f"{base.rstrip('/')}/reports/{token(report_id)}"
 
 
-def page_urls(settings: Settings, core: BotCore | None) -> Callable[[Report], str | None] | None:
+def page_urls(settings: Settings, core: BotCore | None) -> ReportUrl | None:
     """The page address of a report answered in chat, when report pages are public."""
     if not settings.public_url or core is None:
         return None
-    base, store = settings.public_url.rstrip("/"), core.services.store
+    base, store = settings.public_url, core.services.store
 
     def url_for(report: Report) -> str | None:
-        return f"{base}/reports/{page_token(store, report.id)}" if report.id is not None else None
+        return report_url(base, report.id, lambda report_id: page_token(store, report_id))
 
     return url_for
 
 
-def chat_adapters(settings: Settings, core: BotCore | None, web: WebApp | None) -> list[tuple[str, Any, Any]]:
+def chat_adapters(
+    settings: Settings, core: BotCore | None, web: WebApp | None
+) -> list[tuple[str, ChatAdapter, AdapterDeliverer]]:
     """(platform, adapter, deliverer) for each configured platform; HTTP-mode adapters mount on ``web``."""
-    found: list[tuple[str, Any, Any]] = []
+    found: list[tuple[str, ChatAdapter, AdapterDeliverer]] = []
     urls = page_urls(settings, core)
     if settings.lark.enabled:
         from prdigest.bot.lark import EVENTS_PATH, LarkBot
@@ -54,7 +118,7 @@ def chat_adapters(settings: Settings, core: BotCore | None, web: WebApp | None) 
         lark = LarkBot(settings, core, report_url_for=urls)
         if web is not None and settings.lark.mode == "http":
             web.mount(EVENTS_PATH, lark.wsgi_app())
-        found.append(("lark", lark, _LarkDeliverer(lark)))
+        found.append(("lark", lark, AdapterDeliverer(lark)))
     if settings.slack.enabled:
         from prdigest.bot.slack import EVENTS_PATH as SLACK_EVENTS
         from prdigest.bot.slack import SlackBot
@@ -62,5 +126,5 @@ def chat_adapters(settings: Settings, core: BotCore | None, web: WebApp | None) 
         slack = SlackBot(settings, core, report_url_for=urls)
         if web is not None and settings.slack.mode == "http":
             web.mount(SLACK_EVENTS, slack.wsgi_app())
-        found.append(("slack", slack, slack))
+        found.append(("slack", slack, AdapterDeliverer(slack)))
     return found

@@ -55,16 +55,16 @@ def action_intent(value: dict[str, Any]) -> Intent:
     """A button as the Intent it stands for, its card's window (timezone included) and language kept."""
     action = ActionValue.model_validate(value)
     window = Window(since=action.since, until=action.until, tz=action.tz)
-    at = {"lang": action.lang, "repo": action.repo, "window": window}
+    lang, repo = action.lang, action.repo
     if action.action == "risks":
-        return Intent("risks", **at)
+        return Intent("risks", lang=lang, repo=repo, window=window)
     if action.action == "key_prs":
-        return Intent("top", n=KEY_PRS_SHOWN, **at)
+        return Intent("top", n=KEY_PRS_SHOWN, lang=lang, repo=repo, window=window)
     if action.action == "explain":
-        return Intent("explain", pr=action.number, **at)
+        return Intent("explain", pr=action.number, lang=lang, repo=repo, window=window)
     span = action.until - action.since + timedelta(days=1)  # "another week": the one before
     before = Window(since=action.since - span, until=action.until - span, tz=action.tz)
-    return Intent("report", **{**at, "window": before})
+    return Intent("report", lang=lang, repo=repo, window=before)
 
 
 class BotCore:

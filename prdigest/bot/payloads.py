@@ -77,3 +77,8 @@ def report_file_name(report: Report) -> str:
     since, until = report.window.since, report.window.until
     label = iso_week_label(since) if is_iso_week(since, until) else f"{since}_{until}"
     return f"{report.repo.replace('/', '-')}-{label}.md"
+
+
+def report_file_due(reply: Reply, report_url: str | None) -> bool:
+    """A report answered in chat follows as a Markdown file when it has no page to link to."""
+    return reply.kind == "report" and reply.report is not None and report_url is None

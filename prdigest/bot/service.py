@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from prdigest.bot.adapters import ChatAdapter
 from prdigest.bot.app import BotCore
 from prdigest.bot.delivery import ConsoleDeliverer, Deliverer
 from prdigest.bot.scheduler import WeeklyScheduler
@@ -63,7 +64,7 @@ class Service:
         self.web.mount("/reports", report_pages(store))
         self.services = Services(settings=settings, store=store, source_for=source_factory(settings))
         self.core = BotCore(self.services)
-        self.adapters: list[Any] = []
+        self.adapters: list[ChatAdapter] = []
         self.deliverers: dict[str, Deliverer] = {"console": ConsoleDeliverer()}
         self._add_adapters()
         self.scheduler = WeeklyScheduler(settings, store, self.deliverers)

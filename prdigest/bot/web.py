@@ -54,7 +54,8 @@ class WebApp:
             host, port, self, server_class=_ThreadingServer, handler_class=_QuietHandler
         )
         threading.Thread(target=self._server.serve_forever, name="prdigest-web", daemon=True).start()
-        return self._server.server_address[:2]  # type: ignore[return-value]
+        host_bound, port_bound = self._server.server_address[:2]
+        return str(host_bound), int(port_bound)
 
     def stop(self) -> None:
         if self._server is not None:

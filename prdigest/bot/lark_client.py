@@ -1,0 +1,176 @@
+"""The Lark adapter's outbound client: messages, replies, card updates and files over im.v1.
+
+Every message carries a `uuid`, Lark's idempotency key: a retried send within Lark's
+window (an hour) returns the first message instead of posting a second one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+import lark_oapi as lark
+from lark_oapi.api.im.v1 import (
+    CreateFileRequest,
+    CreateFileRequestBody,
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
+
+from prdigest.bot.lark_messages import idempotency_key
+from prdigest.bot.payloads import report_file_name
+from prdigest.errors import ConfigError, PrdigestError
+from prdigest.models import Report
+from prdigest.render.lark import render_lark_card
+
+log = logging.getLogger("prdigest.lark")
+
+HTTP_TIMEOUT_S = 15  # per API call (the SDK's default is 30 s)
+
+
+class _Answer(Protocol):
+    """What every lark-oapi response offers."""
+
+    code: int | None
+    msg: str | None
+
+    def success(self) -> bool: ...
+
+    def get_log_id(self) -> str | None: ...
+
+
+A = TypeVar("A", bound=_Answer)
+
+
+class LarkError(PrdigestError):
+    """Lark refused a call (or could not be reached); `code` is Lark's error code when it answered."""
+
+    def __init__(self, operation: str, code: int | None, msg: str):
+        super().__init__(
+            f"Lark could not {operation}: {msg}" + (f" (code {code})" if code is not None else "")
+        )
+        self.code = code
+        self.msg = msg
+
+
+def card_message(report: Report, report_url: str | None) -> dict[str, Any]:
+    return {"msg_type": "interactive", "content": render_lark_card(report, report_url)}
+
+
+class LarkOutbound:
+    """Send, reply, update and upload, each one SDK call; refusals become a LarkError."""
+
+    def __init__(self, app_id: str, secret: str, domain: str):
+        try:
+            self.client = (
+                lark.Client.builder()
+                .app_id(app_id)
+                .app_secret(secret)
+                .domain(domain)
+                .timeout(HTTP_TIMEOUT_S)
+                .log_level(lark.LogLevel.WARNING)
+                .build()
+            )
+        except ValueError as exc:  # the SDK's check of the domain
+            raise ConfigError(f"PRDIGEST_LARK_DOMAIN: {exc}") from None
+        self._bot_id: str | None = None
+        self._bot_id_lock = threading.Lock()
+
+    def bot_open_id(self) -> str:
+        """The bot's own open_id, to tell a mention of the bot from one of a colleague; asked once."""
+        with self._bot_id_lock:
+            if self._bot_id is None:
+                request = (
+                    lark.BaseRequest.builder()
+                    .http_method(lark.HttpMethod.GET)
+                    .uri("/open-apis/bot/v3/info")
+                    .token_types({lark.AccessTokenType.TENANT})
+                    .build()
+                )
+                answer = self.call("read the bot's identity", lambda: self.client.request(request))
+                self._bot_id = str(json.loads(answer.raw.content)["bot"]["open_id"])
+            return self._bot_id
+
+    def post(self, chat_id: str, thread: str | None, payload: dict[str, Any], uuid: str) -> str:
+        """A reply in the thread of message ``thread``, else a new message in the chat."""
+        return self.reply(thread, payload, uuid) if thread else self.create(chat_id, payload, uuid)
+
+    def post_card(
+        self, chat_id: str, thread: str | None, report: Report, report_url: str | None, key: str
+    ) -> str:
+        return self.post(chat_id, thread, card_message(report, report_url), idempotency_key(key))
+
+    def post_file(self, chat_id: str, thread: str | None, report: Report, markdown: str, key: str) -> None:
+        file_key = self.upload(report_file_name(report), markdown)
+        file = {"msg_type": "file", "content": {"file_key": file_key}}
+        self.post(chat_id, thread, file, idempotency_key(f"{key}:file"))
+
+    def update_card(self, message_id: str, report: Report, report_url: str | None) -> None:
+        """Replace a posted report card (a forced re-run); Lark allows it for 14 days."""
+        content = json.dumps(render_lark_card(report, report_url))
+        body = PatchMessageRequestBody.builder().content(content).build()
+        request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
+        self.call("update the report card", lambda: self.client.im.v1.message.patch(request))
+
+    def create(self, chat_id: str, payload: dict[str, Any], uuid: str) -> str:
+        body = (
+            CreateMessageRequestBody.builder()
+            .receive_id(chat_id)
+            .msg_type(payload["msg_type"])
+            .content(json.dumps(payload["content"]))
+            .uuid(uuid)
+            .build()
+        )
+        request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
+        answer = self.call("send a message", lambda: self.client.im.v1.message.create(request))
+        return str(answer.data.message_id)
+
+    def reply(self, message_id: str, payload: dict[str, Any], uuid: str) -> str:
+        body = (
+            ReplyMessageRequestBody.builder()
+            .msg_type(payload["msg_type"])
+            .content(json.dumps(payload["content"]))
+            .reply_in_thread(True)
+            .uuid(uuid)
+            .build()
+        )
+        request = ReplyMessageRequest.builder().message_id(message_id).request_body(body).build()
+        return str(self.call("reply", lambda: self.client.im.v1.message.reply(request)).data.message_id)
+
+    def upload(self, file_name: str, markdown: str) -> str:
+        body = (
+            CreateFileRequestBody.builder()
+            .file_type("stream")
+            .file_name(file_name)
+            .file(io.BytesIO(markdown.encode("utf-8")))
+            .build()
+        )
+        request = CreateFileRequest.builder().request_body(body).build()
+        answer = self.call("upload the report file", lambda: self.client.im.v1.file.create(request))
+        return str(answer.data.file_key)
+
+    @staticmethod
+    def call(operation: str, call: Callable[[], A]) -> A:
+        """One SDK call; a refusal or a failure to connect becomes a LarkError (Lark's code and message)."""
+        try:
+            answer = call()
+        except Exception as exc:  # requests' errors, and the SDK's when the token cannot be had
+            raise LarkError(operation, getattr(exc, "code", None), str(exc)) from None
+        if not answer.success():
+            log.warning(
+                "Lark refused to %s: %s %s (log id %s)",
+                operation,
+                answer.code,
+                answer.msg,
+                answer.get_log_id(),
+            )
+            raise LarkError(operation, answer.code, answer.msg or "")
+        return answer

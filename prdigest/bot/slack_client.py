@@ -1,0 +1,182 @@
+"""The Slack adapter's outbound client: chat.postMessage, chat.update, files.upload, the history.
+
+A weekly report carries its delivery key in the message metadata, so that after a crash
+between posting and recording, ``find_delivery`` finds it in the channel's history
+instead of posting it twice. Slack's errors become ``SlackError`` with Slack's error
+code; tokens never reach a message or a log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.web import SlackResponse
+from slack_sdk.webhook import WebhookClient
+
+from prdigest.bot.payloads import report_file_name
+from prdigest.errors import PrdigestError
+from prdigest.models import Report
+from prdigest.redact import redact
+from prdigest.render.markdown import title
+from prdigest.render.slack import render_slack_message
+
+log = logging.getLogger("prdigest.slack")
+
+REPORT_EVENT = "prdigest_report"  # the metadata event type of a weekly report
+# find_delivery reads back this far: a crashed delivery is retried within hours, not weeks.
+FIND_DAYS = 14
+FIND_MESSAGES = 1000
+HISTORY_PAGE = 200
+TIMEOUT_S = 15
+
+
+class SlackError(PrdigestError):
+    """A Slack API call failed; ``code`` is Slack's error code (or the connection error's kind)."""
+
+    def __init__(self, method: str, code: str):
+        super().__init__(f"Slack {method} failed: {code}")
+        self.method = method
+        self.code = code
+
+
+class _Redact(logging.Filter):
+    """Bolt logs request bodies (e.g. on a bad signature) and those carry Slack's legacy
+    verification token: redact it, and any xox*/xapp token, before a record is written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+def sdk_logger(name: str) -> logging.Logger:
+    logger = logging.getLogger(name)
+    if not logger.filters:
+        logger.addFilter(_Redact())  # Bolt copies a base logger's filters to its own loggers
+    return logger
+
+
+class SlackOutbound:
+    """Post, reply in threads, update, upload and read the history through one WebClient."""
+
+    def __init__(self, token: str, api_url: str):
+        self.client = WebClient(
+            token=token,
+            base_url=api_url if api_url.endswith("/") else api_url + "/",
+            timeout=TIMEOUT_S,
+            logger=sdk_logger("prdigest.slack.sdk"),
+            retry_handlers=[ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=2)],
+        )
+
+    def auth_test(self) -> None:
+        self.api("auth.test", self.client.auth_test)
+
+    def post(self, channel: str, thread: str | None, payload: dict[str, Any], **extra: Any) -> str:
+        response = self.api(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=channel,
+            thread_ts=thread,
+            **payload,
+            **extra,
+        )
+        return str(response["ts"])
+
+    def post_card(
+        self, channel: str, thread: str | None, report: Report, report_url: str | None, key: str
+    ) -> str:
+        """The report's message, tagged with its delivery key in the metadata; its ts."""
+        message = render_slack_message(report, report_url)
+        metadata = {"event_type": REPORT_EVENT, "event_payload": {"key": key}}
+        return self.post(channel, thread, message, metadata=metadata)
+
+    def update_card(self, channel: str, ts: str, report: Report, report_url: str | None) -> None:
+        """A forced re-run: the posted report, redrawn in place."""
+        message = render_slack_message(report, report_url)
+        text, blocks = message["text"], message["blocks"]
+        self.api("chat.update", self.client.chat_update, channel=channel, ts=ts, text=text, blocks=blocks)
+
+    def post_file(self, channel: str, thread: str, report: Report, markdown: str) -> None:
+        """The full report as a Markdown file in the card's thread."""
+        # The card is out already: a failed upload is logged, not raised, so it is not posted twice.
+        try:
+            self.api(
+                "files.upload",
+                self.client.files_upload_v2,
+                channel=channel,
+                thread_ts=thread,
+                content=markdown,
+                filename=report_file_name(report),
+                title=title(report),
+            )
+        except SlackError as exc:
+            log.error("Slack: the report for %s is posted but its file is not: %s", channel, exc)
+
+    def find_delivery(
+        self, channel: str, key: str, *, days: int = FIND_DAYS, limit: int = FIND_MESSAGES
+    ) -> str | None:
+        """The ts of the report posted with ``key`` among the channel's last ``limit`` messages
+        of the last ``days`` days; None when there is none."""
+        oldest = f"{time.time() - days * 86400:.6f}"
+        cursor, seen = None, 0
+        while seen < limit:
+            page = self.api(
+                "conversations.history",
+                self.client.conversations_history,
+                channel=channel,
+                include_all_metadata=True,
+                oldest=oldest,
+                limit=min(HISTORY_PAGE, limit - seen),
+                cursor=cursor,
+            )
+            messages = page.get("messages") or []
+            found = next((str(m["ts"]) for m in messages if _delivery_key(m) == key), None)
+            if found is not None:
+                return found
+            seen += len(messages)
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor or not messages:
+                break
+        return None
+
+    def respond_url(self, url: str, payload: dict[str, Any]) -> None:
+        """A slash command's or a button's response_url: where the bot may answer without being a member."""
+        webhook = WebhookClient(url, timeout=TIMEOUT_S, logger=sdk_logger("prdigest.slack.sdk"))
+        try:
+            response = webhook.send(
+                text=payload["text"], blocks=payload.get("blocks"), response_type="in_channel"
+            )
+        except (SlackClientError, OSError) as exc:
+            raise SlackError("response_url", code(exc)) from None
+        if response.status_code != 200:
+            raise SlackError("response_url", f"http_{response.status_code}")
+
+    @staticmethod
+    def api(method: str, call: Callable[..., SlackResponse], **kwargs: Any) -> SlackResponse:
+        try:
+            return call(**kwargs)
+        except (SlackClientError, OSError) as exc:
+            raise SlackError(method, code(exc)) from None
+
+
+def _delivery_key(message: dict[str, Any]) -> str | None:
+    metadata = message.get("metadata") or {}
+    if metadata.get("event_type") != REPORT_EVENT:
+        return None
+    key = (metadata.get("event_payload") or {}).get("key")
+    return key if isinstance(key, str) else None
+
+
+def code(exc: BaseException) -> str:
+    """Slack's error code, else the kind of failure: never the exception's text, which may quote a request."""
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error") or f"http_{exc.response.status_code}")
+    return type(exc).__name__
