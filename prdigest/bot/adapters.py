@@ -31,7 +31,8 @@ class ChatAdapter(Protocol):
     def stop(self) -> None: ...
 
     def post_reply(self, chat_id: str, thread: str | None, payload: dict[str, Any], key: str) -> str:
-        """Post a message (in ``thread`` when given), the platform's payload; its message id."""
+        """Post a message (in ``thread`` when given), the platform's payload; its message id. ``key`` is
+        the platform's idempotency key where it has one (Lark's uuid; Slack has none)."""
         ...
 
     def post_card(
