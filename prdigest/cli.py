@@ -12,9 +12,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from prdigest.models import Report
 
 
 class _Group(click.Group):
@@ -279,13 +282,13 @@ def serve(log_format: str, config: str | None, db: str | None) -> None:
     from prdigest.storage import Store
 
     settings = _settings(config, db)
-    setup_logging(settings, log_format)  # type: ignore[arg-type]
+    setup_logging(settings, "json" if log_format == "json" else "text")
     store = Store(settings.storage.db)
     Service(settings, store).run_forever()
     store.close()
 
 
-def _render(report: Any, fmt: str) -> str:
+def _render(report: Report, fmt: str) -> str:
     import json
 
     if fmt == "json":

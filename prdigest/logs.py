@@ -58,8 +58,10 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         entry.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
-        if record.exc_text or record.exc_info:
-            entry["error"] = record.exc_text or self.formatException(record.exc_info)  # type: ignore[arg-type]
+        if record.exc_text:
+            entry["error"] = record.exc_text
+        elif record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from prdigest.errors import UsageError
 
 Lang = Literal["zh", "en"]
+FileStatus = Literal["added", "modified", "removed", "renamed", "copied"]
 RiskLevel = Literal["low", "medium", "high"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
@@ -35,6 +36,15 @@ OPTIONAL_SIGNALS = (
 )
 
 
+def as_lang(value: str) -> Lang:
+    """``value`` as a language prdigest speaks; a ValueError for any other."""
+    if value == "zh":
+        return "zh"
+    if value == "en":
+        return "en"
+    raise ValueError(f"unknown language {value!r} (zh or en)")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -44,7 +54,7 @@ class FileChange(_Model):
     # None for a binary file: git reports no line counts for it.
     additions: int | None = Field(default=0, ge=0)
     deletions: int | None = Field(default=0, ge=0)
-    status: Literal["added", "modified", "removed", "renamed", "copied"] = "modified"
+    status: FileStatus = "modified"
     previous_path: str | None = None
 
     @property

@@ -80,13 +80,14 @@ class AnswerOut(LLMOutput):
 
     def _check(self, allowed: Allowed) -> None:
         # A "#N" outside the candidates cites nothing we showed: it goes, and so do its numbers.
-        assert allowed.prs is not None
-        self.answer = _CITATION.sub(lambda m: m[0] if int(m[1]) in allowed.prs else "", self.answer)
+        prs = allowed.prs
+        assert prs is not None
+        self.answer = _CITATION.sub(lambda m: m[0] if int(m[1]) in prs else "", self.answer)
         self.answer = re.sub(r" {2,}", " ", self.answer).strip()
         if not self.answer:
             raise ValueError("answer is empty")
         named = [int(n) for n in _CITATION.findall(self.answer)]
-        self.cited = [n for n in dict.fromkeys([*self.cited, *named]) if n in allowed.prs]
+        self.cited = [n for n in dict.fromkeys([*self.cited, *named]) if n in prs]
 
 
 def ask(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from prdigest.analysis.risk_level import risk_level
@@ -43,6 +43,7 @@ from prdigest.models import (
     Theme,
     Window,
     WindowOut,
+    as_lang,
 )
 
 MAX_THEMES = 5
@@ -73,7 +74,7 @@ def build_report(
         repo=repo,
         window=WindowOut(since=window.since, until=window.until, tz=window.tz),
         engine=_engine(analyses),
-        lang=lang,
+        lang=as_lang(lang),
         source=source,
         generated_at=now or datetime.now(UTC),
         stats=stats,
@@ -288,7 +289,7 @@ def _recommend(
     prs = obs.prs[:5]
     evidence = {n: next((r.evidence for r in analyses[n].risks if r.label == obs.label), "") for n in prs}
 
-    def items(numbers: list[int], what) -> str:
+    def items(numbers: list[int], what: Callable[[int], str]) -> str:
         return t["rec_sep"].join(t["rec_item"].format(number=n, what=what(n)) for n in numbers)
 
     def quoted(n: int) -> str:

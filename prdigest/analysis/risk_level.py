@@ -10,13 +10,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.models import RiskLabel
+from prdigest.models import RiskLabel, RiskLevel
 
 # Several options changed, or tests disabled, in one week break someone even when no single one shows it.
 MANY = {"config_breaking": 4, "tests_removed": 3}
 
 
-def risk_level(risks: Iterable[RiskLabel]) -> str:
+def risk_level(risks: Iterable[RiskLabel]) -> RiskLevel:
     found = list(risks)
     counts = Counter(r.label for r in found)
     if any(r.breaks for r in found) or any(counts[label] >= n for label, n in MANY.items()):

@@ -178,7 +178,9 @@ SUPPORT_CAP = 3.5
 def change_kind(tags: list[str], f: Facts) -> str | None:
     """The kind of change that scores: tags from paths (tests, CI) ride along, they name no code change."""
     kinds = [tag for tag in tags if tag in _KIND_BASE and not (f.product_paths and tag in _AREA_TAGS)]
-    return max(kinds, key=lambda tag: _KIND_BASE[tag], default=None)
+    if not kinds:
+        return None
+    return max(kinds, key=lambda tag: _KIND_BASE[tag])
 
 
 def severity(pr: PullRequest, f: Facts) -> str | None:
@@ -209,7 +211,9 @@ def upgrade(pr: PullRequest, f: Facts) -> str | None:
     return None
 
 
-def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], t: dict[str, str]):
+def importance(
+    pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], t: dict[str, str]
+) -> tuple[float, list[tuple[str, float]]]:
     """0-10: kind of change + severity of what it fixes + its reach for users + size + spread + core paths.
 
     Size counts the shipped code (snapshots and docs weigh nothing), and for an upgrade the manifests and
@@ -270,7 +274,9 @@ def importance(pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel
     return _clamp(score), parts
 
 
-def insight(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]):
+def insight(
+    pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]
+) -> tuple[float, list[tuple[str, float]]]:
     """0-10: how much a reader learns: explanation, measurements, discussion, tests, kind."""
     parts: list[tuple[str, float]] = [(t["r_base"], 1.0)]
     words = len(f.body.split())

@@ -14,6 +14,7 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 
 from prdigest.handlers import Context, Reply, Services, handle
+from prdigest.models import as_lang
 
 QUIT = {"/quit", "/exit", "quit", "exit", "退出"}
 INTRO = {
@@ -28,7 +29,9 @@ def run_console(svc: Services, console: Console, lang: str | None = None, stdin:
     """Read lines until the input ends; answer each. Returns the exit code (0)."""
     stdin = stdin or sys.stdin
     interactive = stdin.isatty()
-    ctx = Context(platform="console", chat_id="console", user_id="console", lang=lang)
+    ctx = Context(
+        platform="console", chat_id="console", user_id="console", lang=None if lang is None else as_lang(lang)
+    )
     show_cards = False
     console.print(Markdown(INTRO.get(lang or "en", INTRO["en"])))
     while True:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -18,6 +18,9 @@ from prdigest.config import LLMSettings
 from prdigest.handlers.commands import Intent
 from prdigest.periods import fixed
 from prdigest.prompts import load_prompt
+
+if TYPE_CHECKING:
+    from prdigest.analysis.llm.client import ChatCompletionToolParam
 
 log = logging.getLogger("prdigest.handlers")
 
@@ -67,7 +70,7 @@ TOOLS: dict[str, tuple[type[_Args], str]] = {
 }
 
 
-def tools() -> list[dict[str, Any]]:
+def tools() -> list[ChatCompletionToolParam]:
     return [
         {
             "type": "function",

@@ -138,7 +138,7 @@ def _report_blocks(report: Report, report_url: str | None, detail: Detail) -> li
 
 
 def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[Block]:
-    out = []
+    out: list[Block] = []
     themes = [
         f"*{slack_text(th.title, detail.chars)}* {cite(th.representative or th.prs, 3)} — "
         f"{slack_text(th.trend, detail.chars)}"

@@ -157,7 +157,7 @@ class GitHubSource(Source):
         updates it): one request, asked only when a period holds no PR."""
         search = self._search(f"repo:{self.repo} is:pr is:merged sort:updated-desc", None)
         merged = [
-            (parse_time(n["mergedAt"]), n["number"])
+            (datetime.fromisoformat(n["mergedAt"]), n["number"])
             for n in search.get("nodes") or []
             if n and n.get("mergedAt")
         ]
@@ -184,7 +184,7 @@ class GitHubSource(Source):
                         node["number"],
                         node["id"],
                         parse_time(node["updatedAt"]) or EPOCH,
-                        parse_time(node["mergedAt"]),
+                        datetime.fromisoformat(node["mergedAt"]),
                     )
             page = search.get("pageInfo") or {}
             if not page.get("hasNextPage"):
@@ -198,7 +198,8 @@ class GitHubSource(Source):
         raise_for_repository(errors, self.repo, self.client.url)
         if errors or not data.get("search"):
             raise GitHubError(f"GitHub could not list the PRs of {self.repo}: {messages(errors)}")
-        return data["search"]
+        found: dict[str, Any] = data["search"]
+        return found
 
     def fetch_listed(self, listed: Iterable[Listed]) -> FetchOutcome:
         """Read the listed PRs in batches; what cannot be read is reported, never dropped."""
@@ -233,8 +234,8 @@ class GitHubSource(Source):
                 problem = errors_at(errors, ["nodes", index])
                 if node is None and not problem:
                     problem = messages(errors) if errors else "GitHub returned nothing for this PR"
-                if problem:
-                    outcome.failed[item.number] = problem
+                if node is None or problem:
+                    outcome.failed[item.number] = problem or "GitHub returned nothing for this PR"
                 else:
                     raw[item.number] = node
         completed = Reader(self.client, self.repo).complete(raw)

@@ -75,3 +75,4 @@ def short_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    return f"{type(exc).__name__}: {exc}"[:200]

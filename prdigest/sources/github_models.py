@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from prdigest.models import ChecksState, Comment, FileChange, PullRequest, Review, ReviewThread
+from prdigest.models import ChecksState, Comment, FileChange, FileStatus, PullRequest, Review, ReviewThread
 from prdigest.sources.github_errors import (
     GitHubError,
     GitHubRateLimited,
@@ -35,7 +35,9 @@ class FetchOutcome:
     reason: str | None = None  # why the fetch stopped early
 
 
-_CHANGE = {"ADDED": "added", "DELETED": "removed", "RENAMED": "renamed", "COPIED": "copied"}
+_CHANGE: dict[str, FileStatus] = {
+    "ADDED": "added", "DELETED": "removed", "RENAMED": "renamed", "COPIED": "copied"
+}  # fmt: skip
 _FAILING = {"FAILURE", "TIMED_OUT", "CANCELLED", "ACTION_REQUIRED", "STARTUP_FAILURE", "ERROR"}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -57,7 +59,7 @@ def to_pull_request(repo: str, node: dict[str, Any]) -> PullRequest:
         author_association=node.get("authorAssociation"),
         labels=_listed(node, "labels", lambda label: label["name"]),
         created_at=parse_time(node.get("createdAt")),
-        merged_at=parse_time(node["mergedAt"]),
+        merged_at=merge_time(node["mergedAt"]),
         # Asked and null: a deleted account; not asked: unknown.
         merged_by=_login(node["mergedBy"]) if "mergedBy" in node else None,
         base_branch=node.get("baseRefName"),
@@ -166,6 +168,13 @@ def _is_fork(node: dict[str, Any]) -> bool | None:
 
 def parse_time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+def merge_time(value: str | None) -> datetime:
+    """A merged PR's merge time, which GitHub always gives."""
+    if not value:
+        raise ValueError("mergedAt: a merged pull request without its merge time")
+    return datetime.fromisoformat(value)
 
 
 # --- completing the nodes ----------------------------------------------------------

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prdigest.errors import SourceError
-from prdigest.models import FileChange, PullRequest, Window
+from prdigest.models import FileChange, FileStatus, PullRequest, Window
 from prdigest.sources.base import Source
 from prdigest.sources.parsing import excerpt, references
 
@@ -143,7 +143,8 @@ class GitSource(Source):
         finished = False
         try:
             buffer = b""
-            for block in iter(lambda: proc.stdout.read(1 << 16), b""):
+            stdout = proc.stdout
+            for block in iter(lambda: stdout.read(1 << 16), b""):
                 buffer += block
                 *done, buffer = buffer.split(b"\x1e")
                 for chunk in done:
@@ -283,12 +284,14 @@ def identity(name: str, email: str) -> str:
     return match.group(1) if match else (name.strip() or email.strip())
 
 
-_STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}
+_STATUS: dict[str, FileStatus] = {
+    "A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"
+}  # fmt: skip
 
 
 def _parse_changes(tokens: list[str]) -> list[FileChange]:
     """Parse `--raw --numstat -z` output: raw entries give the status, numstat the line counts."""
-    status: dict[str, tuple[str, str | None]] = {}
+    status: dict[str, tuple[FileStatus, str | None]] = {}
     counts: dict[str, tuple[int | None, int | None]] = {}
     order: list[str] = []
     i = 0

@@ -26,6 +26,8 @@ from prdigest.redact import redact
 
 if TYPE_CHECKING:
     import openai
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat import ChatCompletionToolParam as ChatCompletionToolParam  # routing's tools
 
 RUNGS = ("json_schema", "json_object", "prompt")
 LANGS = ("zh", "en")
@@ -214,7 +216,7 @@ class LLMClient:
             options["response_format"] = {"type": "json_object"}
         try:
             completion = self._client().chat.completions.create(
-                model=self.settings.model, messages=messages, **options
+                model=self.settings.model, messages=sdk_messages(messages), **options
             )
         except openai.APITimeoutError:
             return Exchange("timeout")
@@ -256,7 +258,7 @@ def sdk_client(settings: LLMSettings) -> openai.OpenAI:
 
 
 def tool_call(
-    settings: LLMSettings, messages: list[dict[str, str]], tools: list[dict[str, Any]]
+    settings: LLMSettings, messages: list[dict[str, str]], tools: list[ChatCompletionToolParam]
 ) -> tuple[str, str] | None:
     """The first tool the model calls, as (name, JSON arguments); None when it calls none or fails."""
     import openai
@@ -264,7 +266,7 @@ def tool_call(
     try:
         completion = sdk_client(settings).chat.completions.create(
             model=settings.model,
-            messages=[{**m, "content": redact(m["content"])} for m in messages],
+            messages=sdk_messages([{**m, "content": redact(m["content"])} for m in messages]),
             tools=tools,
         )
     except openai.OpenAIError:
@@ -284,6 +286,22 @@ def _describe(exc: ValueError) -> str:
         for e in errors(include_url=False, include_input=False)
     ]
     return "; ".join(lines[:10])
+
+
+def sdk_messages(messages: Sequence[dict[str, str]]) -> list[ChatCompletionMessageParam]:
+    """The messages as the SDK types them: the system, user and assistant turns prdigest sends."""
+    out: list[ChatCompletionMessageParam] = []
+    for m in messages:
+        role, content = m["role"], m["content"]
+        if role == "system":
+            out.append({"role": "system", "content": content})
+        elif role == "assistant":
+            out.append({"role": "assistant", "content": content})
+        elif role == "user":
+            out.append({"role": "user", "content": content})
+        else:
+            raise ValueError(f"prdigest sends no {role!r} messages")
+    return out
 
 
 def request_hash(messages: Sequence[dict[str, str]]) -> str:
