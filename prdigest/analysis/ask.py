@@ -36,8 +36,8 @@ from prdigest.analysis.llm import (
     one_line,
     redact,
 )
-from prdigest.analysis.llm_settings import LLMSettings
 from prdigest.analysis.pr_text import title_line
+from prdigest.config import LLMSettings
 from prdigest.i18n import LANGUAGES, detect_lang, texts
 from prdigest.models import PullRequest, Window
 from prdigest.prompts import load_prompt
