@@ -15,3 +15,36 @@ def test_no_module_passes_450_lines() -> None:
     assert len(sizes) > 50  # the package was found
     too_long = {str(path): n for path, n in sizes.items() if n > MAX_LINES}
     assert too_long == {}, f"split these modules by concern: {too_long}"
+
+
+# Each layer may import only the layers below it: models and config at the bottom, then sources and
+# storage, then analysis and render, then handlers, then bot; the CLI on top.
+LAYERS = {
+    "models": 0, "config": 0, "errors": 0, "redact": 0, "path_kinds": 0, "danger": 0, "i18n": 1,
+    "prompts": 1, "periods": 1, "storage": 2, "sources": 2, "analysis": 3, "pipeline": 4, "render": 4,
+    "handlers": 5, "bot": 6, "logs": 6, "cli": 7, "fixtures": 0,
+}  # fmt: skip
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 and parts[0] == "prdigest" else None
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    import ast
+
+    root = Path(prdigest.__file__).parent
+    upward = []
+    for path in root.rglob("*.py"):
+        own = _layer("prdigest." + ".".join(path.relative_to(root).with_suffix("").parts))
+        if own is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                theirs = _layer(name)
+                if theirs is not None and theirs > own:
+                    upward.append(f"{path.relative_to(root)} imports {name}")
+    assert upward == []

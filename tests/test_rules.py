@@ -8,9 +8,10 @@ import pytest
 
 from prdigest.analysis import rules
 from prdigest.analysis.facts import clean_body
-from prdigest.analysis.taxonomy import matches, parse_title, tags_for
+from prdigest.analysis.taxonomy import parse_title, tags_for
 from prdigest.config import TagRule, Taxonomy
 from prdigest.models import ChecksState, FileChange, PullRequest, Review, ReviewThread
+from prdigest.path_kinds import matches
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 
 NOW = datetime(2026, 9, 8, tzinfo=UTC)

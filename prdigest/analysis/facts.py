@@ -6,9 +6,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from prdigest.analysis.taxonomy import is_ci, is_core, is_dependency, is_doc, is_support, is_test, module_of
+from prdigest.analysis.taxonomy import is_core, module_of
 from prdigest.config import Taxonomy
 from prdigest.models import PullRequest
+from prdigest.path_kinds import is_ci, is_dependency, is_doc, is_support, is_test
 
 _TEMPLATE = re.compile(r"^\s*(#+\s.*|-\s*\[[ xX]?\]\s*.*|<!--.*?-->|\s*)$", re.M)
 

@@ -7,12 +7,8 @@ import re
 
 from prdigest.analysis.facts import Facts, FileDiff
 from prdigest.analysis.risk_common import Evidence, quote
-from prdigest.analysis.taxonomy import (
-    is_dependency,
-    is_example,
-    is_support,
-)
 from prdigest.models import PullRequest
+from prdigest.path_kinds import is_dependency, is_example, is_support
 
 # --- dependency_change ----------------------------------------------------------------
 

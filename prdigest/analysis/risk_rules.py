@@ -24,20 +24,11 @@ from prdigest.analysis.risk_common import (
     sentence_around,
 )
 from prdigest.analysis.risk_deps import dependency_change, fold, version_moves
-from prdigest.analysis.risk_security import (
-    dangerous_lines,
-    holds_danger,
-    is_comment,
-    security_sensitive,
-)
-from prdigest.analysis.taxonomy import (
-    is_ci,
-    is_doc,
-    is_example,
-    is_test,
-    parse_title,
-)
+from prdigest.analysis.risk_security import security_sensitive
+from prdigest.analysis.taxonomy import parse_title
+from prdigest.danger import dangerous_lines, holds_danger, is_comment
 from prdigest.models import PullRequest
+from prdigest.path_kinds import is_ci, is_doc, is_example, is_test
 
 __all__ = [
     "JUDGEMENT_LABELS",

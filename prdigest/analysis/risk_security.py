@@ -5,104 +5,18 @@ to keep such lines in view."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from prdigest.analysis.facts import Facts
 from prdigest.analysis.risk_common import Evidence, quote
-from prdigest.analysis.taxonomy import (
-    is_doc,
-    is_support,
-    is_test,
-)
+from prdigest.danger import dangerous_lines
 from prdigest.models import PullRequest
+from prdigest.path_kinds import is_doc, is_support, is_test
 
 # --- security_sensitive ---------------------------------------------------------------
 
-# Dangerous calls in code, each behind the word it needs (a substring test skips most patterns).
-# "product": only in code that ships; a shell call in an example script runs what its author typed.
-_DANGEROUS = [
-    (word, re.compile(pattern), product)
-    for word, pattern, product in (
-        ("eval(", r"(?<![\w.])(?<!def )eval\(", False),
-        ("exec(", r"(?<![\w.])(?<!def )exec\(", False),
-        ("pickle", r"\bpickle\.loads?\(", False),
-        ("shell", r"\bshell\s*=\s*True", True),
-        ("os.system(", r"\bos\.system\(", True),
-        ("yaml.load(", r"\byaml\.load\((?!.*Loader\s*=\s*yaml\.SafeLoader)", False),
-        ("torch.load(", r"\btorch\.load\((?!.*weights_only\s*=\s*True)", False),
-        ("verify", r"\bverify\s*=\s*False", False),
-        ("0.0.0.0", r"[\"']0\.0\.0\.0[\"']", False),
-        ("root'", r"(?i:user)\w*\s*[(=:]\s*'root'", False),
-        ('root"', r'(?i:user)\w*\s*[(=:]\s*"root"', False),
-        ("pull_request_target", r"\bpull_request_target\b", False),
-        ("secrets.", r"\$\{\{\s*secrets\.\w+", False),
-    )
-]
-# A credential: a literal that looks like one (not a model's special token), or one handed on from the
-# environment ("E2B_API_KEY": os.environ[...]).
-_SECRET_LITERAL = re.compile(
-    r"\b(password|passwd|secret|api_key|apikey|access_token|auth_token|private_key)\s*[=:]\s*"
-    r"[\"'][A-Za-z0-9_\-/+=.]{12,}[\"']",
-    re.I,
-)
-_SECRET_FORWARD = re.compile(
-    r"[\"'][A-Z][A-Z0-9_]*(API_KEY|_TOKEN|_SECRET|PASSWORD)[\"']\s*:|environ\[[\"'][A-Z0-9_]*(API_KEY|_TOKEN|_SECRET|PASSWORD)[\"']\]\s*="
-)
-_COMMENT = re.compile(r"^\s*(#|//|\*|/\*)")
 _SECURITY_TEXT = re.compile(
     r"\b(security (fix|issue|vulnerability)|cve-\d+|vulnerab\w*|privilege escalation)\b", re.I
 )
-
-
-# What a credential's line must hold, tested on a whole file first: its name as a literal's key
-# (any case), or an environment variable's name (upper case).
-_SECRET_KEYS = (
-    "password",
-    "passwd",
-    "secret",
-    "api_key",
-    "apikey",
-    "access_token",
-    "auth_token",
-    "private_key",
-)
-_SECRET_ENV_NAMES = ("API_KEY", "_TOKEN", "_SECRET", "PASSWORD")
-_Pattern = tuple[str, re.Pattern[str], bool]
-
-
-def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
-    """The patterns that match somewhere in a file's lines, and whether a credential does: most files
-    hold none, and their lines are then never read one by one."""
-    lowered = text.lower()
-    found = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2]) and p[1].search(text)]
-    secrets = bool(
-        (any(w in lowered for w in _SECRET_KEYS) and _SECRET_LITERAL.search(text))
-        or (any(w in text for w in _SECRET_ENV_NAMES) and _SECRET_FORWARD.search(text))
-    )
-    return found, secrets
-
-
-def is_comment(line: str) -> bool:
-    return _COMMENT.match(line) is not None
-
-
-def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:
-    if secrets and (_SECRET_LITERAL.search(line) or _SECRET_FORWARD.search(line)):
-        return True
-    return any(pattern.search(line) for _, pattern, _ in patterns)
-
-
-def holds_danger(text: str) -> bool:
-    """Whether any line of the text may hold a dangerous call or a credential (a test of the whole text)."""
-    patterns, secrets = _patterns_in(text, product=True)
-    return bool(patterns or secrets)
-
-
-def dangerous_lines(lines: list[str], product: bool = True) -> Iterator[str]:
-    """The lines, comments aside, that hold a dangerous call or a credential; ``product``: code that ships."""
-    patterns, secrets = _patterns_in("\n".join(lines), product)
-    if patterns or secrets:
-        yield from (line for line in lines if not is_comment(line) and _dangerous(line, patterns, secrets))
 
 
 def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:

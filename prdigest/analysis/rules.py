@@ -14,11 +14,13 @@ from collections.abc import Callable
 
 from prdigest.analysis import pr_text, risk_rules
 from prdigest.analysis.facts import Facts, facts
-from prdigest.analysis.risk_rules import Evidence, Finding, is_comment, quote
-from prdigest.analysis.taxonomy import is_dependency, tags_for, taxonomy_hash
+from prdigest.analysis.risk_rules import Evidence, Finding, quote
+from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
+from prdigest.danger import is_comment
 from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
+from prdigest.path_kinds import is_dependency
 
 RULES_VERSION = "rules-2"  # the analysis cache key: bumped when the rules change
 

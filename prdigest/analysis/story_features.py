@@ -12,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from prdigest.analysis.taxonomy import is_ci, is_doc, is_test
 from prdigest.models import PullRequest
+from prdigest.path_kinds import is_ci, is_doc, is_test
 
 BODY_CHARS = 2000
 

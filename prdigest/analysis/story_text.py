@@ -11,8 +11,9 @@ from functools import lru_cache
 
 from prdigest.analysis.risk_rules import JUDGEMENT_LABELS
 from prdigest.analysis.story_features import Story, generic_for, tokens
-from prdigest.analysis.taxonomy import is_ci, is_doc, is_test, parse_title
+from prdigest.analysis.taxonomy import parse_title
 from prdigest.models import PRAnalysis, PullRequest, Theme, Window
+from prdigest.path_kinds import is_ci, is_doc, is_test
 
 # --- naming -------------------------------------------------------------------------------
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import islice
 
-from prdigest.analysis.risk_rules import dangerous_lines, holds_danger
-from prdigest.analysis.taxonomy import is_ci, is_dependency, is_doc, is_test
+from prdigest.danger import dangerous_lines, holds_danger
+from prdigest.path_kinds import is_ci, is_dependency, is_doc, is_test
 
 DIFF_LINES_PER_PR = 500
 DIFF_LINE_CHARS = 200

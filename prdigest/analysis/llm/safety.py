@@ -12,7 +12,7 @@ import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
-from prdigest.analysis.taxonomy import is_test
+from prdigest.path_kinds import is_test
 from prdigest.redact import redact
 
 # --- text going out: token estimate, the untrusted wrapper ------------------------------------
