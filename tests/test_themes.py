@@ -9,7 +9,8 @@ import pytest
 
 from prdigest.analysis import stories
 from prdigest.analysis.report import build_report
-from prdigest.analysis.stories import find_stories, spaced, subsystem, tell, topic_of
+from prdigest.analysis.stories import find_stories
+from prdigest.analysis.story_text import spaced, subsystem, tell, topic_of
 from prdigest.config import ReportSettings
 from prdigest.i18n import texts
 from prdigest.models import FileChange, PRAnalysis, PullRequest, RiskLabel, Window

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 
 from prdigest.analysis.risk_level import risk_level
 from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.analysis.stories import (
-    find_stories,
+from prdigest.analysis.stories import find_stories
+from prdigest.analysis.story_text import (
     headline,
     listed,
     n_prs,

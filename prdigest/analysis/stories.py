@@ -21,47 +21,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import timedelta
 
-from prdigest.analysis.story_features import GENERIC, Features, Story, features, tokens
-from prdigest.analysis.story_text import (
-    DETAILED,
-    HEADLINE_CHARS,
-    KINDS,
-    counted,
-    headline,
-    listed,
-    n_prs,
-    pr_kind,
-    spaced,
-    story_kind,
-    subsystem,
-    tell,
-    topic_of,
-    trend,
-)
+from prdigest.analysis.story_features import Features, Story, features
 from prdigest.models import PullRequest, numbered
-
-__all__ = [
-    "DETAILED",
-    "GENERIC",
-    "HEADLINE_CHARS",
-    "KINDS",
-    "Features",
-    "Story",
-    "counted",
-    "features",
-    "find_stories",
-    "headline",
-    "listed",
-    "n_prs",
-    "pr_kind",
-    "spaced",
-    "story_kind",
-    "subsystem",
-    "tell",
-    "tokens",
-    "topic_of",
-    "trend",
-]
 
 # Weights of the ties; an edge is their sum. Explicit references outweigh every content tie.
 W_WORDS = 0.6
