@@ -8,10 +8,12 @@ from prdigest.errors import UsageError
 from prdigest.handlers.commands import Intent, Lang
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
+from prdigest.handlers.report_memo import Key, memo_for
 from prdigest.i18n import texts
 from prdigest.models import Report, Subscription, Window
 from prdigest.periods import today_in
 from prdigest.pipeline import make_report
+from prdigest.storage import coverage
 from prdigest.storage.subscriptions import list_subscriptions
 
 
@@ -71,10 +73,34 @@ def week_report(
     source = svc.source_for(scope.repo)
     if source is None and svc.store.count_prs(scope.repo) == 0:
         raise UsageError(f"the cache holds no PRs of {scope.repo}", "err_empty_cache", repo=scope.repo)
-    return make_report(
-        svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save, refresh=sync,
-        now=svc.clock(),
+    now = svc.clock()
+
+    def build() -> Report:
+        return make_report(
+            svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save,
+            refresh=sync, now=now,
+        )  # fmt: skip
+
+    # A sync, a saved report, or a period with days the cache lacks (read now, or named as missing)
+    # is built; else the cache's report is shared until the cache changes (handlers/report_memo.py).
+    if sync or save or coverage.missing(svc.store, scope.repo, window, now):
+        return build()
+    llm = svc.settings.llm
+    key = Key(
+        scope.repo, str(window.since), str(window.until), window.tz, scope.lang,
+        engine=llm.model if llm else "rules", source=source.kind if source else "cache",
     )  # fmt: skip
+    return memo_for(svc.store).report(
+        svc.store, svc.settings, key, build, keep=lambda r: _reusable(r, llm is not None)
+    )
+
+
+def _reusable(report: Report, llm: bool) -> bool:
+    """Whether a built report may answer later commands: not one without PRs (its hint names the source's
+    newest PR, which the cache does not track), nor one the LLM fell short on (tried again next time)."""
+    usage = report.llm_usage
+    fell_short = llm and (usage is None or usage.narrative != "llm" or usage.fallback > 0)
+    return bool(report.prs) and not fell_short
 
 
 def period_text(window: Window, lang: Lang) -> str:

@@ -233,3 +233,23 @@ def m012_coverage(db: Database) -> None:
     db.table("coverage").create(
         {"repo": str, "source": str, "start_at": str, "end_at": str}, pk=("repo", "source", "start_at")
     )
+
+
+# The tables a report reads, each with the columns whose change changes a report (None: any change).
+_REVISED = {"prs": "data", "analyses": "data", "coverage": None}
+
+
+@migration
+def m013_revision(db: Database) -> None:
+    # One counter bumped by every change to what a report reads, whichever connection or process
+    # writes: a memoised report is valid while the counter stands (handlers/report_memo.py). An
+    # upsert that rewrites a row unchanged (a re-sync) leaves it alone.
+    db.execute("create table revision (id integer primary key check (id = 0), n integer not null)")
+    db.execute("insert into revision (id, n) values (0, 0)")
+    for table, column in _REVISED.items():
+        for event in ("insert", "update", "delete"):
+            when = f" when old.{column} is not new.{column}" if event == "update" and column else ""
+            db.execute(
+                f"create trigger {table}_{event}_revision after {event} on {table}{when} "
+                "begin update revision set n = n + 1 where id = 0; end"
+            )
