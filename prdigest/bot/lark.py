@@ -1,10 +1,11 @@
 """The Lark/Feishu adapter: events in (long connection or HTTP), messages and cards out.
 
-Only the Lark modules import lark-oapi (about 2.5 s and 176 MB), so nothing imports it
-unless a Lark app is configured: the connections in `lark_connection`, the event mapping
-in `lark_events`, the outbound client in `lark_client`. Events become an `Inbound` for
-`BotCore`, which acknowledges at once and works after; answers go back as replies in the
-message's thread. Every message carries a `uuid`, Lark's idempotency key.
+Only the Lark modules use lark-oapi, and only its core, `im.v1` and the long connection
+(`lark_sdk` imports them without the rest of the SDK), so nothing loads it unless a Lark
+app is configured: the connections in `lark_connection`, a thin event dispatcher in
+`lark_dispatch`, the event mapping in `lark_events`, the outbound client in `lark_client`.
+Events become an `Inbound` for `BotCore`, which acknowledges at once and works after;
+answers go back as replies in the message's thread. Every message carries a `uuid`, Lark's idempotency key.
 """
 
 from __future__ import annotations
@@ -12,19 +13,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import lark_oapi as lark
-from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
-from lark_oapi.event.callback.model.p2_card_action_trigger import (
-    P2CardActionTrigger,
-    P2CardActionTriggerResponse,
-)
-
 from prdigest.bot.adapters import ReportUrl, post_report
 from prdigest.bot.app import WORKING, BotCore
 from prdigest.bot.lark_client import HTTP_TIMEOUT_S, LarkError, LarkOutbound
-from prdigest.bot.lark_connection import THREAD_TIMEOUT_S, LongConnection, events_app
+from prdigest.bot.lark_connection import THREAD_TIMEOUT_S, LongConnection, events_app, ws_client
+from prdigest.bot.lark_dispatch import EventDispatcher
 from prdigest.bot.lark_events import action_inbound, message_inbound
 from prdigest.bot.lark_messages import idempotency_key, message_text
+from prdigest.bot.lark_sdk import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1
 from prdigest.bot.payloads import lark_payload, report_file_due, report_file_name
 from prdigest.bot.web import WSGIApp
 from prdigest.config import Settings
@@ -72,21 +68,10 @@ class LarkBot:
         app_id, secret, domain = cfg.app_id, cfg.app_secret.get_secret_value(), cfg.domain.rstrip("/")
         self.out = LarkOutbound(app_id, secret, domain)
         self.client = self.out.client
-        self.events = (
-            lark.EventDispatcherHandler.builder(_secret(cfg.encrypt_key), _secret(cfg.verification_token))
-            .register_p2_im_message_receive_v1(self._on_message)
-            .register_p2_card_action_trigger(self._on_card_action)
-            .build()
+        self.events = EventDispatcher(
+            _secret(cfg.encrypt_key), _secret(cfg.verification_token), self._on_message, self._on_card_action
         )
-        self._long = LongConnection(
-            lambda: lark.ws.Client(
-                app_id,
-                secret,
-                event_handler=self.events,
-                domain=domain,
-                log_level=lark.LogLevel.WARNING,  # at INFO the SDK logs the connection URL and its ticket
-            )
-        )
+        self._long = LongConnection(lambda: ws_client(app_id, secret, self.events, domain))
 
     # --- lifecycle ------------------------------------------------------------------
 

@@ -10,22 +10,36 @@ import io
 import json
 import logging
 import threading
+import urllib.parse
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-import lark_oapi as lark
-from lark_oapi.api.im.v1 import (
+from prdigest.bot.lark_messages import idempotency_key
+from prdigest.bot.lark_sdk import (
+    APPLICATION_JSON,
+    CONTENT_TYPE,
+    JSON,
+    UTF_8,
+    AccessTokenType,
+    BaseRequest,
+    BaseResponse,
+    Config,
     CreateFileRequest,
     CreateFileRequestBody,
     CreateMessageRequest,
     CreateMessageRequestBody,
+    HttpMethod,
+    ImService,
+    LogLevel,
     PatchMessageRequest,
     PatchMessageRequestBody,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
+    RequestOption,
+    Transport,
+    logger,
+    verify,
 )
-
-from prdigest.bot.lark_messages import idempotency_key
 from prdigest.bot.payloads import report_file_name
 from prdigest.errors import ConfigError, PrdigestError
 from prdigest.models import Report
@@ -65,21 +79,57 @@ def card_message(report: Report, report_url: str | None) -> dict[str, Any]:
     return {"msg_type": "interactive", "content": render_lark_card(report, report_url)}
 
 
+class LarkApi:
+    """What prdigest uses of the SDK's `lark_oapi.Client`: its ``im`` service and its generic
+    ``request``. The SDK's Client lives in the module that imports every service, so this builds
+    the same Config and service, and ``request`` is `Client.request` (token, transport, parse)."""
+
+    def __init__(self, app_id: str, secret: str, domain: str):
+        check_domain(domain)
+        self.config = Config()
+        self.config.app_id = app_id
+        self.config.app_secret = secret
+        self.config.domain = domain
+        self.config.timeout = HTTP_TIMEOUT_S
+        self.config.log_level = LogLevel.WARNING
+        logger.setLevel(int(LogLevel.WARNING.value))  # what ClientBuilder.build() does with log_level
+        self.im = ImService(self.config)
+
+    def request(self, request: Any) -> Any:
+        option = RequestOption()
+        verify(self.config, request, option)  # the tenant token, cached by the SDK's TokenManager
+        raw = Transport.execute(self.config, request, option)
+        content_type = raw.headers.get(CONTENT_TYPE)
+        if content_type is not None and content_type.startswith(APPLICATION_JSON):
+            answer = JSON.unmarshal(str(raw.content, UTF_8), BaseResponse)
+        else:
+            answer = BaseResponse()
+            answer.code = 0 if 200 <= raw.status_code < 300 else None
+        answer.raw = raw
+        return answer
+
+
+def check_domain(domain: str) -> None:
+    """The SDK's check of a domain (`lark_oapi.client._validate_domain`): an https origin, with plain
+    http allowed on the loopback only, so that the app secret and tokens go nowhere else."""
+    parts = urllib.parse.urlsplit(domain)
+    if parts.scheme == "http" and (parts.hostname or "").lower() not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError(f"domain must use https scheme (got {domain!r})")
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"domain must use https scheme (got {domain!r})")
+    if not parts.netloc or "@" in parts.netloc:
+        raise ValueError(f"domain must be a host without credentials (got {domain!r})")
+    if parts.path or parts.query or parts.fragment:
+        raise ValueError(f"domain must be an origin (scheme + host[:port]) without path (got {domain!r})")
+
+
 class LarkOutbound:
     """Send, reply, update and upload, each one SDK call; refusals become a LarkError."""
 
     def __init__(self, app_id: str, secret: str, domain: str):
         try:
-            self.client = (
-                lark.Client.builder()
-                .app_id(app_id)
-                .app_secret(secret)
-                .domain(domain)
-                .timeout(HTTP_TIMEOUT_S)
-                .log_level(lark.LogLevel.WARNING)
-                .build()
-            )
-        except ValueError as exc:  # the SDK's check of the domain
+            self.client = LarkApi(app_id, secret, domain)
+        except ValueError as exc:
             raise ConfigError(f"PRDIGEST_LARK_DOMAIN: {exc}") from None
         self._bot_id: str | None = None
         self._bot_id_lock = threading.Lock()
@@ -89,10 +139,10 @@ class LarkOutbound:
         with self._bot_id_lock:
             if self._bot_id is None:
                 request = (
-                    lark.BaseRequest.builder()
-                    .http_method(lark.HttpMethod.GET)
+                    BaseRequest.builder()
+                    .http_method(HttpMethod.GET)
                     .uri("/open-apis/bot/v3/info")
-                    .token_types({lark.AccessTokenType.TENANT})
+                    .token_types({AccessTokenType.TENANT})
                     .build()
                 )
                 answer = self.call("read the bot's identity", lambda: self.client.request(request))

@@ -11,24 +11,25 @@ from collections.abc import Callable, Iterable
 from http import HTTPStatus
 from typing import Any
 
-import lark_oapi as lark
-import lark_oapi.ws.client as lark_ws
-
+from prdigest.bot.lark_dispatch import EventDispatcher
 from prdigest.bot.lark_messages import lark_headers
+from prdigest.bot.lark_sdk import LogLevel, RawRequest, ws_client_module
 from prdigest.bot.web import WSGIApp, read_body, respond
 
 log = logging.getLogger("prdigest.lark")
 
 THREAD_TIMEOUT_S = 5.0  # how long start() and stop() wait for the long connection's thread
 
+lark_ws: Any = ws_client_module(EventDispatcher)
 
-def events_app(events: Any) -> WSGIApp:
-    """Events and card callbacks posted by Lark to the ``EventDispatcherHandler`` ``events``."""
+
+def events_app(events: EventDispatcher) -> WSGIApp:
+    """Events and card callbacks posted by Lark, for ``events`` to check and dispatch."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") != "POST":
             return respond(start_response, "405 Method Not Allowed", b"", "text/plain")
-        request = lark.RawRequest()
+        request = RawRequest()
         request.uri = environ.get("PATH_INFO", "")
         request.headers = lark_headers(environ)
         request.body = read_body(environ)
@@ -41,8 +42,14 @@ def events_app(events: Any) -> WSGIApp:
     return app
 
 
+def ws_client(app_id: str, secret: str, events: EventDispatcher, domain: str) -> Any:
+    """The SDK's long-connection client, its events to ``events``."""
+    # At INFO the SDK logs the connection URL and its ticket.
+    return lark_ws.Client(app_id, secret, event_handler=events, domain=domain, log_level=LogLevel.WARNING)
+
+
 class LongConnection:
-    """`lark.ws.Client` in a daemon thread on its own event loop.
+    """`lark_oapi.ws.Client` in a daemon thread on its own event loop.
 
     lark-oapi 1.7.5 runs the client on a module-level loop (`lark_oapi.ws.client.loop`)
     and has no stop: the thread points that global at its own loop (so one long

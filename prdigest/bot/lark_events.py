@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
-from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
-
 from prdigest.bot.app import Inbound
 from prdigest.bot.lark_messages import message_text, open_id, resolve_mentions
+from prdigest.bot.lark_sdk import P2CardActionTrigger, P2ImMessageReceiveV1
 
 
 def message_inbound(data: P2ImMessageReceiveV1, bot_open_id: Callable[[], str]) -> Inbound | None:

@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lark_oapi.api.im.v1 import MentionEvent
+    from prdigest.bot.lark_sdk import MentionEvent
 
 UUID_MAX = 50  # Lark's limit on a message's uuid
 
