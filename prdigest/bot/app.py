@@ -2,17 +2,23 @@
 
 An adapter turns a platform event into an `Inbound`, calls `BotCore.submit` (which
 returns at once, so the platform gets its ack within its deadline), and gives it a
-`respond` callback that posts the Reply. The work runs in a bounded pool; when it takes
-longer than a few seconds the adapter's `notice` callback says "working on it".
+`respond` callback that posts the Reply. The work runs in two lanes of bounded pools
+(cached answers apart from LLM calls and source reads); when a request is not answered a
+few seconds after its submission, queued or running, the adapter's `notice` callback says
+"working on it".
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -21,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from prdigest.handlers import Context, Reply, Services, handle
 from prdigest.handlers.commands import Intent, clean
 from prdigest.handlers.context import Thread
+from prdigest.handlers.lanes import SLOW, Lane, lane_of
 from prdigest.i18n import detect_lang, texts
 from prdigest.models import Window
 from prdigest.render.views import ActionValue
@@ -29,7 +36,10 @@ from prdigest.storage.events import claim_event
 
 log = logging.getLogger("prdigest.bot")
 
-WORKERS = 4
+WORKERS = 4  # the slow lane: LLM calls, source reads, long reports
+FAST_WORKERS = 4  # the fast lane: every request's claim and lane, then answers from the cache
+SEEN_EVENTS = 10_000  # event ids remembered in memory; retries come within minutes
+WARM_KEYS = 1_024
 NOTICE_AFTER_S = 3.0
 WORKING = {"zh": "正在处理，请稍候……", "en": "Working on it…"}
 
@@ -67,14 +77,46 @@ def action_intent(value: dict[str, Any]) -> Intent:
     return Intent("report", lang=lang, repo=repo, window=before)
 
 
+@dataclass
+class _Job:
+    """One request from its submission to its answer."""
+
+    inbound: Inbound
+    respond: Callable[[Reply], None]
+    notice: Callable[[str], None] | None
+    done: Future[None] = field(default_factory=Future)
+    notice_timer: _Timer | None = None
+
+
 class BotCore:
-    def __init__(self, services: Services, workers: int = WORKERS, notice_after: float = NOTICE_AFTER_S):
+    """Chat work in two lanes of bounded pools. Every request starts in the fast lane, which claims
+    the event and decides its lane (`handlers.lanes`); cached answers run there at once, LLM calls,
+    source reads and long reports go on to the slow lane, so they never hold up a cached answer.
+    The "working on it" notice counts from the submission: a request waiting in a queue gets it too."""
+
+    def __init__(
+        self,
+        services: Services,
+        workers: int = WORKERS,
+        notice_after: float = NOTICE_AFTER_S,
+        fast_workers: int = FAST_WORKERS,
+    ):
         self.services = services
         self.notice_after = notice_after
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prdigest-chat")
+        self._fast = ThreadPoolExecutor(max_workers=fast_workers, thread_name_prefix="prdigest-chat-fast")
+        self._slow = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prdigest-chat-slow")
+        self._clock = _NoticeClock()
+        self._lock = threading.Lock()
+        # Event ids seen by this process: a retry is dropped at once, without a database write on the
+        # ack path; the claim in the database (in the fast lane) still makes it once across restarts.
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._warm: OrderedDict[Hashable, None] = OrderedDict()  # see handlers.lanes.Lane.warms
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=False)
+        """Finish every request taken: the fast lane first, as it hands requests to the slow one."""
+        self._fast.shutdown(wait=True)
+        self._slow.shutdown(wait=True)
+        self._clock.stop()
 
     def submit(
         self,
@@ -82,11 +124,21 @@ class BotCore:
         respond: Callable[[Reply], None],
         notice: Callable[[str], None] | None = None,
     ) -> Future[None] | None:
-        """Queue the work and return at once; None when this event was already taken."""
-        if not claim_event(self.services.store, inbound.platform, inbound.event_id):
-            log.info("%s event %s delivered again: ignored", inbound.platform, inbound.event_id)
-            return None
-        return self._pool.submit(self._work, inbound, respond, notice)
+        """Queue the work and return at once: a future done once the answer is posted; None when this
+        process has seen the event already."""
+        key = (inbound.platform, inbound.event_id)
+        with self._lock:
+            if key in self._seen:
+                log.info("%s event %s delivered again: ignored", *key)
+                return None
+            self._seen[key] = None
+            if len(self._seen) > SEEN_EVENTS:
+                self._seen.popitem(last=False)
+        job = _Job(inbound, respond, notice)
+        if notice is not None:
+            job.notice_timer = self._clock.after(self.notice_after, lambda: self._notify(job))
+        self._fast.submit(self._triage, job)
+        return job.done
 
     def message(self, inbound: Inbound) -> str | Intent:
         """What the event asks: a button's Intent, or the message's text."""
@@ -98,43 +150,136 @@ class BotCore:
             log.warning("a button with an unknown value: %r", inbound.action)
             return Intent("help")
 
-    def answer(self, inbound: Inbound) -> Reply:
+    def context(self, inbound: Inbound) -> Context:
         card = card_of(self.services.store, inbound.platform, inbound.chat_id, inbound.card_id)
-        ctx = Context(
+        return Context(
             platform=inbound.platform,
             chat_id=inbound.chat_id,
             user_id=inbound.user_id,
             thread=Thread.model_validate(card) if card else None,
         )
-        return handle(self.message(inbound), ctx, self.services)
 
-    def _work(
-        self, inbound: Inbound, respond: Callable[[Reply], None], notice: Callable[[str], None] | None
-    ) -> None:
-        timer = None
-        if notice is not None:
-            message = self.message(inbound)
-            # The notice speaks the answer's language: the message's, or the button's card's.
-            lang = message.lang if isinstance(message, Intent) else detect_lang(clean(message))
-            timer = threading.Timer(self.notice_after, _safely, args=(notice, WORKING[lang]))
-            timer.daemon = True
-            timer.start()
+    def answer(self, inbound: Inbound) -> Reply:
+        return handle(self.message(inbound), self.context(inbound), self.services)
+
+    def lane(self, inbound: Inbound) -> Lane:
+        try:
+            with self._lock:
+                warm = set(self._warm)
+            return lane_of(self.message(inbound), self.context(inbound), self.services, warm)
+        except Exception:  # the handler will say what is wrong; it may take its time
+            log.exception("could not tell the lane of a %s event", inbound.platform)
+            return SLOW
+
+    def _triage(self, job: _Job) -> None:
+        inbound = job.inbound
+        try:
+            if not claim_event(self.services.store, inbound.platform, inbound.event_id):
+                log.info("%s event %s was taken already: ignored", inbound.platform, inbound.event_id)
+                if job.notice_timer is not None:
+                    job.notice_timer.cancel()
+                job.done.set_result(None)
+                return
+            lane = self.lane(inbound)
+        except BaseException as exc:
+            if job.notice_timer is not None:
+                job.notice_timer.cancel()
+            job.done.set_exception(exc)
+            raise
+        if lane.slow:
+            self._slow.submit(self._run, job, lane)
+        else:
+            self._run(job, lane)
+
+    def _run(self, job: _Job, lane: Lane) -> None:
+        try:
+            self._work(job, lane)
+        except BaseException as exc:
+            job.done.set_exception(exc)
+            raise
+        job.done.set_result(None)
+
+    def _notify(self, job: _Job) -> None:
+        message = self.message(job.inbound)
+        # The notice speaks the answer's language: the message's, or the button's card's.
+        lang = message.lang if isinstance(message, Intent) else detect_lang(clean(message))
+        assert job.notice is not None
+        _safely(job.notice, WORKING[lang])
+
+    def _work(self, job: _Job, lane: Lane) -> None:
+        inbound = job.inbound
         started = time.perf_counter()
         try:
             reply = self.answer(inbound)
         finally:
-            if timer is not None:
-                timer.cancel()
+            if job.notice_timer is not None:
+                job.notice_timer.cancel()
+        if lane.warms is not None and reply.kind != "error":
+            with self._lock:
+                self._warm[lane.warms] = None
+                if len(self._warm) > WARM_KEYS:
+                    self._warm.popitem(last=False)
         log.info(
             "%s %s answered", inbound.platform, "button" if inbound.action else "message",
             extra={"platform": inbound.platform, "chat": inbound.chat_id, "event": inbound.event_id,
-                   "reply": reply.kind, "ms": round((time.perf_counter() - started) * 1000, 1)},
+                   "reply": reply.kind, "lane": "slow" if lane.slow else "fast",
+                   "ms": round((time.perf_counter() - started) * 1000, 1)},
         )  # fmt: skip
+        respond = job.respond
         try:
             respond(reply)
         except Exception:  # the platform refused the answer: say so in the log, and try a short apology
             log.exception("%s: could not post the answer to %s", inbound.platform, inbound.chat_id)
             _safely(respond, Reply(kind="error", lang=reply.lang, text=texts(reply.lang)["error_apology"]))
+
+
+class _Timer:
+    def __init__(self, at: float, fn: Callable[[], None]):
+        self.at, self.fn, self.cancelled = at, fn, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _NoticeClock:
+    """One daemon thread for every request's notice timer (not a thread per request on the ack path);
+    a notice is one short post, made from this thread."""
+
+    def __init__(self) -> None:
+        self._timers: list[tuple[float, int, _Timer]] = []
+        self._count = itertools.count()
+        self._changed = threading.Condition()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def after(self, delay: float, fn: Callable[[], None]) -> _Timer:
+        timer = _Timer(time.monotonic() + delay, fn)
+        with self._changed:
+            heapq.heappush(self._timers, (timer.at, next(self._count), timer))
+            if self._thread is None and not self._stopping:
+                self._thread = threading.Thread(target=self._loop, name="prdigest-chat-notices", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+        return timer
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopping = True
+            self._changed.notify()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def _loop(self) -> None:
+        while True:
+            with self._changed:
+                while not self._stopping and (not self._timers or self._timers[0][0] > time.monotonic()):
+                    wait = self._timers[0][0] - time.monotonic() if self._timers else None
+                    self._changed.wait(wait)
+                if self._stopping:
+                    return
+                timer = heapq.heappop(self._timers)[2]
+            if not timer.cancelled:
+                timer.fn()
 
 
 def _safely(fn: Callable[..., None], *args: Any) -> None:

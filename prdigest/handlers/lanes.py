@@ -1,0 +1,77 @@
+"""Which lane a chat request runs in, decided before it runs: answers from the cache (fast) apart from
+LLM calls, source reads and long reports (slow), so that a cached `top` never waits behind questions
+to the LLM.
+
+The decision costs the rules' reading of the message and a few indexed reads of the cache; it never
+calls the LLM, never builds a source and never reads one. When unsure, a request is slow: a slow
+request only waits longer, a wrong fast one would hold a fast worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable
+from dataclasses import dataclass
+
+from prdigest.handlers.commands import PERIOD_COMMANDS, Intent
+from prdigest.handlers.context import Context, Services
+from prdigest.handlers.scope import Answer, resolve, window_of
+from prdigest.handlers.understand import understand
+from prdigest.storage import coverage
+
+# Commands that read and write a few rows: never an LLM call, never a source.
+ALWAYS_FAST = frozenset({"help", "subscriptions", "subscribe", "unsubscribe"})
+# The commands answered from the period's report (report itself reads the source again: slow).
+CACHED_REPORT = PERIOD_COMMANDS - {"report"}
+
+
+@dataclass(frozen=True)
+class Lane:
+    slow: bool
+    # With an LLM configured, what a run fills the LLM's caches for (the period's report, one PR):
+    # requests for it are fast once a run of it has answered.
+    warms: Hashable | None = None
+
+
+FAST, SLOW = Lane(slow=False), Lane(slow=True)
+
+
+def lane_of(message: str | Intent, ctx: Context, svc: Services, warm: Collection[Hashable] = ()) -> Lane:
+    """The lane of a message (or a button's Intent); ``warm`` holds the ``Lane.warms`` keys of runs
+    that answered already in this process."""
+    llm = svc.settings.llm is not None
+    intent = message if isinstance(message, Intent) else understand(message)
+    if not intent.placed and llm:
+        return SLOW  # the LLM routes it (handlers.dispatch.read)
+    command = intent.command
+    if command in ALWAYS_FAST:
+        return FAST
+    if command == "ask":
+        return SLOW if llm else FAST  # without an LLM, a full-text search of the cache
+    if command not in CACHED_REPORT and command != "explain":
+        return SLOW  # report: a sync and a whole report
+    try:
+        scope = resolve(intent, ctx, svc)
+    except Answer:
+        return FAST  # answered at once ("which repository?")
+    if command == "explain":
+        if intent.pr is None:
+            return FAST  # "which PR?"
+        pr = svc.store.get_pr(scope.repo, intent.pr)
+        if pr is None:
+            return SLOW  # the source may fetch it
+        if not llm:
+            return FAST
+        key: Hashable = ("explain", scope.repo, intent.pr, scope.lang)
+        covered = any(
+            isinstance(k, tuple) and k[:2] == ("report", scope.repo) and k[3] == scope.lang
+            and pr.merged_at is not None and k[2].contains(pr.merged_at)
+            for k in warm
+        )  # fmt: skip
+        return Lane(slow=not (covered or key in warm), warms=key)
+    window = window_of(intent, ctx, scope, svc)
+    if window is None or coverage.missing(svc.store, scope.repo, window, svc.clock()):
+        return SLOW  # days the cache lacks: a source may be read
+    if not llm:
+        return FAST
+    key = ("report", scope.repo, window, scope.lang)
+    return Lane(slow=key not in warm, warms=key)
