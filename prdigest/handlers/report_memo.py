@@ -48,6 +48,8 @@ class _Flight:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     users: int = 0
+    built: Report | None = None
+    after: int = -1  # the cache's revision when `built` was done
 
 
 class ReportMemo:
@@ -59,7 +61,7 @@ class ReportMemo:
 
     def get(self, key: Key, rev: int, settings: Settings) -> Report | None:
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entries.get(key) if self.size > 0 else None  # size 0: off
             if entry is None or entry.revision != rev or entry.settings is not settings:
                 return None
             self._entries.move_to_end(key)
@@ -82,8 +84,9 @@ class ReportMemo:
         build: Callable[[], Report],
         keep: Callable[[Report], bool] = lambda _: True,
     ) -> Report:
-        """The memoised report of ``key`` at the cache's current revision, else one ``build`` (a single
-        build however many threads ask at once); ``keep`` says whether a built report may be reused."""
+        """The memoised report of ``key`` at the cache's current revision, else one ``build``: a single
+        build however many threads ask at once, its report shared with those that waited for it;
+        ``keep`` says whether a built report may answer later requests."""
         found = self.get(key, revision(store), settings)
         if found is not None:
             return found
@@ -94,13 +97,16 @@ class ReportMemo:
             with flight.lock:
                 before = revision(store)
                 found = self.get(key, before, settings)
-                if found is not None:  # built while this thread waited
+                if found is not None:  # built and kept while this thread waited
                     return found
+                if flight.built is not None and flight.after == before:
+                    return flight.built  # built while this thread waited, and the cache is as it left it
                 built = build()
+                flight.built, flight.after = built, revision(store)
                 # A build that wrote to the cache (analyses of new PRs, days read) may also have raced
                 # another writer: only a build the revision stood still over is known to match it. The
                 # next request's build, over an unchanged cache, is kept.
-                if revision(store) == before and keep(built):
+                if flight.after == before and keep(built):
                     self.put(key, before, settings, built)
                 return built
         finally:
