@@ -3,8 +3,13 @@ Prints `name=value` lines.
 
     python bench/serve_bench.py
 
-- `serve_start_s`: from launching `prdigest serve` (Lark and Slack configured) to a 200 on /healthz.
+- `serve_start_s`: from launching `prdigest serve` (Lark on its long connection, Slack in Socket Mode)
+  to a 200 on /healthz; `serve_start_cpu_s` the CPU time the process spent to get there (the machine
+  may be shared: wall time is noisy, CPU time less so).
 - `serve_rss_mb`: the idle serve process's resident memory (VmRSS), both adapters connected.
+- `lark_import_s`, `lark_import_cpu_s`, `lark_import_mb`: `import prdigest.bot.lark` in a fresh
+  interpreter (wall, CPU, VmRSS growth; the median of 3); `lark_modules` the lark_oapi modules it
+  loads. `lark_sdk_import_*`: the same for the SDK part alone (lark_sdk, the dispatcher, the ws client).
 - `delivery_s_40`: `prdigest deliver` of one Slack subscription, rules engine, a 40-PR week: sync
   from the fake GitHub, report, post; wall time of the whole command.
 - `posts_after_5_concurrent_fires`: five `prdigest deliver` processes started at once for the same
@@ -15,7 +20,9 @@ Prints `name=value` lines.
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,6 +82,47 @@ def settled_rss_mb(pid: int, timeout: float = 10) -> float:
     return last
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU time of a live process (/proc/<pid>/stat, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+IMPORT_PROBE = """
+import json, sys, time
+from pathlib import Path
+def rss():
+    line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+rss0, wall0, cpu0 = rss(), time.perf_counter(), time.process_time()
+exec(sys.argv[1])
+print(json.dumps({"s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0, "mb": rss() - rss0,
+                  "modules": sum(m.startswith("lark_oapi") for m in sys.modules)}))
+"""
+IMPORTS = {
+    "lark_import": "import prdigest.bot.lark",
+    "lark_sdk_import": "from prdigest.bot.lark_dispatch import EventDispatcher\n"
+    "from prdigest.bot.lark_sdk import ws_client_module\nws_client_module(EventDispatcher)",
+}
+
+
+def measure_imports(runs: int = 3) -> dict[str, object]:
+    figures: dict[str, object] = {}
+    for name, code in IMPORTS.items():
+        samples = []
+        for _ in range(runs):
+            proc = subprocess.run(
+                [sys.executable, "-c", IMPORT_PROBE, code],
+                capture_output=True, text=True, timeout=120, check=True, cwd=ROOT,
+            )  # fmt: skip
+            samples.append(json.loads(proc.stdout.splitlines()[-1]))
+        for key in ("s", "cpu_s", "mb"):
+            figures[f"{name}_{key}"] = round(statistics.median(sample[key] for sample in samples), 2)
+        if name == "lark_import":
+            figures["lark_modules"] = samples[-1]["modules"]
+    return figures
+
+
 def deliver(config: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "prdigest.cli", "deliver", "--subscription", "1", "--config", str(config)],
@@ -99,11 +147,16 @@ def measure_serve(tmp: Path, env: dict[str, str], lark: FakeLark, slack: FakeSla
     with serving(command, {**env, "PRDIGEST_DB": str(tmp / "serve.db")}, tmp / "serve.log") as served:
         wait_until(lambda: served.get("/healthz")[0] == 200, 30, "/healthz")
         start_s = time.perf_counter() - started
+        start_cpu_s = cpu_s(served.proc.pid)
         lark.ws.wait_connected()
         slack.wait_connected(timeout=30)
         rss = settled_rss_mb(served.proc.pid)
         served.terminate(timeout=30)
-    return {"serve_start_s": round(start_s, 2), "serve_rss_mb": round(rss, 1)}
+    return {
+        "serve_start_s": round(start_s, 2),
+        "serve_start_cpu_s": round(start_cpu_s, 2),
+        "serve_rss_mb": round(rss, 1),
+    }
 
 
 def subscribed(tmp: Path, name: str, env: dict[str, str]) -> Path:
@@ -166,6 +219,7 @@ def main() -> None:
         )  # fmt: skip
         figures = {
             **measure_serve(tmp, env, lark, slack),
+            **measure_imports(),
             **measure_delivery(tmp, env, slack),
             **measure_concurrent_fires(tmp, env, slack),
         }
