@@ -4,25 +4,33 @@ Only the Slack modules import slack_bolt and slack_sdk: the connection (Socket M
 HTTP) and the listeners here, the event mapping in `slack_events`, the outbound client in
 `slack_client`. Events come through Socket Mode (the default: an outbound websocket, no
 public URL) or over HTTP (``wsgi_app()`` mounted on the web app at ``/slack/events``,
-signatures checked with the signing secret). Every listener acks first: Events API
-listeners are acked by Bolt before they run, slash commands and buttons ack at once, and
-the work goes to ``BotCore.submit``, which de-duplicates by event id, so a Slack retry of
-an event already taken is acked and dropped. Answers go in the thread of the message that
+signatures checked with the signing secret). Every event is acked first: over HTTP, an
+Events API event whose signature the SDK's verifier accepts is acked before Bolt reads it
+(Bolt's ack of an event is an empty 200 whatever its listeners do; the dispatch costs about
+1 ms, which a burst of 50 would otherwise queue before the last ack), in Socket Mode
+Bolt acks events before their listeners run; slash commands and buttons ack at once. The
+work goes to ``BotCore.submit``, which de-duplicates by event id, so a Slack retry of an
+event already taken is acked and dropped. Answers go in the thread of the message that
 asked.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 from slack_bolt import Ack, App, BoltContext, BoltRequest
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
+from slack_sdk.signature import SignatureVerifier
 
 from prdigest.bot.adapters import ReportUrl, post_report
 from prdigest.bot.app import WORKING, BotCore, Inbound
@@ -38,6 +46,8 @@ from prdigest.bot.slack_client import (
     sdk_logger,
 )
 from prdigest.bot.slack_events import Body, action_inbound, command_inbound, event_inbound, strip_mention
+from prdigest.bot.web import read_body
+from prdigest.bot.web import respond as http_response
 from prdigest.config import Settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Reply
@@ -55,6 +65,11 @@ ACTION_PREFIX = "prdigest_"
 LINK_ACTION = "prdigest_open_url"  # a link button: Slack opens the URL, we only ack
 RECONNECT_S = 5.0
 LISTENER_THREADS = 8
+DISPATCH_THREADS = 2  # Bolt's reading of events acked already (its listeners run on LISTENER_THREADS)
+# Work after a burst of acks: an event acked is read once no request came for QUIET_S (work started
+# earlier takes the GIL from the acks still to come), or after MAX_DEFER_S.
+QUIET_S = 0.005
+MAX_DEFER_S = 0.25
 # Where the bot may not post (a slash command in a channel it is not in): answer via response_url.
 _NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
 
@@ -73,6 +88,7 @@ class SlackBot:
         self.out = SlackOutbound(slack.bot_token.get_secret_value(), slack.api_url)
         self.client = self.out.client
         self._executor = ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="prdigest-slack")
+        self._dispatcher = ThreadPoolExecutor(DISPATCH_THREADS, thread_name_prefix="prdigest-slack-dispatch")
         secret = slack.signing_secret.get_secret_value() if slack.signing_secret else ""
         self.app = App(
             client=self.client,
@@ -114,13 +130,16 @@ class SlackBot:
         if self._socket is not None:
             cast(Callable[[], None], self._socket.close)()  # the SDK leaves it unannotated
             self._socket = None
-        self._executor.shutdown(wait=True)
+        self._dispatcher.shutdown(wait=True)  # events acked are read, their listeners started...
+        self._executor.shutdown(wait=True)  # ...and finished
 
-    def wsgi_app(self) -> SlackRequestHandler:
+    def wsgi_app(self) -> AckFirst:
         """HTTP mode: the WSGI app to mount at ``EVENTS_PATH`` (events, slash commands, buttons)."""
-        if self.settings.slack.signing_secret is None:
+        secret = self.settings.slack.signing_secret
+        if secret is None:
             raise ConfigError("Slack HTTP mode needs the signing secret: set PRDIGEST_SLACK_SIGNING_SECRET")
-        return SlackRequestHandler(self.app, path=EVENTS_PATH)
+        verifier = SignatureVerifier(secret.get_secret_value())
+        return AckFirst(SlackRequestHandler(self.app, path=EVENTS_PATH), verifier, self._dispatcher)
 
     def _connect(self) -> None:
         assert self._socket is not None
@@ -236,3 +255,86 @@ class SlackBot:
                 self.post_file(channel, thread, ts, reply.report, reply.text, key)
 
         return respond
+
+
+class AckFirst:
+    """Bolt's WSGI handler, with Events API events acked before Bolt reads them.
+
+    An ``event_callback`` whose signature (and timestamp) the SDK's verifier accepts gets its empty
+    200 at once, and Bolt dispatches it on ``dispatcher`` (checking it again, as it does every
+    request). Anything else (URL verification, slash commands, buttons, a bad signature) is Bolt's
+    to answer, as it was: their acks carry a body.
+    """
+
+    def __init__(
+        self, bolt: SlackRequestHandler, verifier: SignatureVerifier, dispatcher: ThreadPoolExecutor
+    ):
+        self.bolt = bolt
+        self.verifier = verifier
+        self.dispatcher = dispatcher
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._last = 0.0  # when the last request came or went
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        with self._lock:
+            self._in_flight += 1
+            self._last = time.monotonic()
+        try:
+            return self._answer(environ, start_response)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._last = time.monotonic()
+
+    def _answer(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") != "POST" or environ.get("PATH_INFO") != self.bolt.path:
+            return self.bolt(environ, start_response)
+        body = read_body(environ)
+        environ["wsgi.input"] = io.BytesIO(body)  # for Bolt, when it answers
+        environ["CONTENT_LENGTH"] = str(len(body))
+        if not self._acks_first(environ, body):
+            return self.bolt(environ, start_response)
+        request = WsgiHttpRequest(environ)
+        bolt_request = BoltRequest(
+            body=body.decode("utf-8"), query=request.query_string, headers=request.get_headers()
+        )
+        try:
+            self.dispatcher.submit(self._dispatch, bolt_request)
+        except RuntimeError:  # stopping: no ack, and Slack sends the event again
+            return http_response(start_response, "503 Service Unavailable", b"", "text/plain;charset=utf-8")
+        return http_response(start_response, "200 OK", b"", "text/plain;charset=utf-8")
+
+    def _acks_first(self, environ: dict[str, Any], body: bytes) -> bool:
+        if (
+            not (environ.get("CONTENT_TYPE") or "").startswith("application/json")
+            or b"event_callback" not in body
+        ):
+            return False
+        timestamp, signature = (
+            environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
+            environ.get("HTTP_X_SLACK_SIGNATURE"),
+        )
+        try:
+            if not self.verifier.is_valid(body, timestamp, signature):
+                return False
+            parsed = json.loads(body)
+        except ValueError:  # a timestamp or a body that is not one: Bolt says what is wrong
+            return False
+        return isinstance(parsed, dict) and parsed.get("type") == "event_callback"
+
+    def _dispatch(self, request: BoltRequest) -> None:
+        deadline = time.monotonic() + MAX_DEFER_S
+        while (now := time.monotonic()) < deadline:
+            with self._lock:
+                quiet = now - self._last if self._in_flight == 0 else 0.0
+            if quiet >= QUIET_S:
+                break
+            time.sleep(QUIET_S - quiet)
+        try:
+            response = self.bolt.app.dispatch(request)
+        except Exception:
+            log.exception("Slack: Bolt failed on an event acked already")
+            return
+        if response.status != 200:
+            log.warning("Slack: Bolt answered %s to an event acked already", response.status)
