@@ -124,9 +124,8 @@ def _concurrent_acks(url: str, events: list[tuple[int, str]]) -> list[float | No
         signed = signed_event(event_callback(mention(text, channel=CHANNEL, ts=_ts(n)), f"EvBench{n:06d}"))
         requests.append({"body": signed.body.decode(), "headers": signed.headers})
     job = json.dumps({"host": host, "port": int(port), "path": "/" + path, "requests": requests})
-    done = subprocess.run(
-        [sys.executable, __file__, "--client"], input=job, capture_output=True, text=True, check=True, timeout=60
-    )
+    client = [sys.executable, __file__, "--client"]
+    done = subprocess.run(client, input=job, capture_output=True, text=True, check=True, timeout=60)
     return list(json.loads(done.stdout))
 
 

@@ -9,6 +9,7 @@ thread started per connection, headers read by the email parser): the acks' budg
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import socket
@@ -74,10 +75,8 @@ class WebApp:
         if self._sock is None:
             return
         sock, self._sock = self._sock, None
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)  # wakes the threads blocked in accept()
-        except OSError:
-            pass
         sock.close()
         for thread in self._threads:
             thread.join(TIMEOUT_S)
@@ -204,7 +203,8 @@ def _read_request(conn: socket.socket, peer: Any) -> dict[str, Any] | None:
         "SERVER_PROTOCOL": protocol, "SERVER_NAME": str(host), "SERVER_PORT": str(port),
         "REMOTE_ADDR": str(peer[0]) if isinstance(peer, tuple) else "", "SCRIPT_NAME": "",
         "wsgi.version": (1, 0), "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(bytes(body[:length])),
-        "wsgi.errors": sys.stderr, "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
+        "wsgi.errors": sys.stderr, "wsgi.multithread": True, "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
     })  # fmt: skip
     environ.setdefault("CONTENT_LENGTH", str(length))
     return environ
