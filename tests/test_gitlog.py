@@ -9,6 +9,7 @@ from conftest import commit, git, new_repo
 
 from prdigest.errors import SourceError
 from prdigest.models import Window
+from prdigest.sources import gitlog
 from prdigest.sources.diffs import DIFF_LINES_PER_PR
 from prdigest.sources.gitlog import GitSource, identity
 
@@ -177,3 +178,27 @@ def test_fetch_one_pr_by_number(repo: Path) -> None:
     merge = source.fetch_pr(13)
     assert merge is not None and merge.author == "Dave" and merge.diff_excerpt
     assert source.fetch_pr(1) is None  # "(#1)" is named by no commit
+
+
+def test_a_record_separator_inside_a_file_is_content(tmp_path: Path) -> None:
+    """git's records start with \\x1e: the same byte inside a changed line must not split a commit."""
+    path = new_repo(tmp_path / "clone")
+    (path / "weird.txt").write_text("plain\n")
+    commit(path, "initial", "2026-09-01T10:00:00+08:00")
+    (path / "weird.txt").write_text("plain\nhalf\x1ehalf\n\x1eat the start\n")
+    commit(path, "feat: odd bytes (#21)", "2026-09-08T10:00:00+08:00")
+    (path / "other.py").write_text("x = 1\n")
+    commit(path, "feat: after (#22)", "2026-09-09T10:00:00+08:00")
+    prs = by_number(GitSource(path).fetch(WEEK))
+    assert sorted(prs) == [21, 22]
+    assert (prs[21].additions, prs[21].deletions) == (2, 0)
+    assert "+half" in (prs[21].diff_excerpt or "")
+    assert [f.path for f in prs[22].files or []] == ["other.py"]
+
+
+def test_small_batches_read_the_same_prs(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window is read in batches (bounded memory): their size changes nothing in what is read."""
+    whole = GitSource(repo).fetch(WEEK)
+    monkeypatch.setattr(gitlog, "BATCH", 1)
+    assert GitSource(repo).fetch(WEEK) == whole
+    assert by_number(whole)[13].author == "Dave"  # a merge's branch author, resolved within its batch

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, FileStatus, PullRequest, Window
@@ -33,7 +33,8 @@ _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULT
 _NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$", re.IGNORECASE)
 _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
-# Evidence kept per PR: enough for an analysis to quote, small enough for the cache.
+# PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
+BATCH = 500
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -113,27 +114,31 @@ class GitSource(Source):
 
     def fetch(self, window: Window) -> list[PullRequest]:
         """PRs and direct pushes merged in the window, oldest first."""
+        return sorted(self.stream(window), key=lambda pr: pr.merged_at)
+
+    def stream(self, window: Window) -> Iterator[PullRequest]:
+        """The window's PRs as git gives them (newest first), with their diff excerpts, in batches: a
+        window of any size is read in bounded memory (each commit's patch is dropped once excerpted)."""
         # --since stops the walk at the first old commits and may stop early on skewed clocks: read a
         # margin before, filter exactly. --until only filters: a margin after would read (and diff) the
         # next days' commits for nothing, a week's worth when the history reads the weeks before a report.
         since = (window.start - timedelta(days=2)).isoformat()
-        until = window.end.isoformat()
-        span = (f"--since={since}", f"--until={until}")
-        # Two git processes, one per core: the patches are read while the commits are parsed.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            patches = pool.submit(self._diff_excerpts, *span, wanted=None)
-            commits = [c for c in self._commits(*span) if window.contains(c.committed_at)]
-            excerpts = patches.result()
-        if not commits:
-            return []
-        second_parents = [c.parents[1] for c in commits if len(c.parents) > 1]
-        branch_authors = self._authors(second_parents)
-        prs = [self._to_pr(c, excerpts.get(c.sha), branch_authors) for c in commits]
-        prs.sort(key=lambda pr: pr.merged_at)
-        return prs
+        batch: list[tuple[_Commit, str]] = []
+        for commit, excerpted in self._commits(f"--since={since}", f"--until={window.end.isoformat()}"):
+            if window.contains(commit.committed_at):
+                batch.append((commit, excerpted))
+            if len(batch) == BATCH:
+                yield from self._prs(batch)
+                batch = []
+        yield from self._prs(batch)
+
+    def _prs(self, batch: list[tuple[_Commit, str]]) -> Iterator[PullRequest]:
+        branch_authors = self._authors([c.parents[1] for c, _ in batch if len(c.parents) > 1])
+        for commit, excerpted in batch:
+            yield self._to_pr(commit, excerpted, branch_authors)
 
     def _log(self, *args: str) -> Iterator[str]:
-        """Stream `git log --first-parent` output, one \x1e-separated commit at a time."""
+        """Stream `git log --first-parent` output, one \x1e-started record at a time."""
         cmd = ["git", "-C", str(self.path), "log", "--first-parent", "--diff-merges=first-parent", *args]
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -142,16 +147,7 @@ class GitSource(Source):
         assert proc.stdout is not None and proc.stderr is not None
         finished = False
         try:
-            buffer = b""
-            stdout = proc.stdout
-            for block in iter(lambda: stdout.read(1 << 16), b""):
-                buffer += block
-                *done, buffer = buffer.split(b"\x1e")
-                for chunk in done:
-                    if chunk:
-                        yield chunk.decode("utf-8", errors="replace")
-            if buffer:
-                yield buffer.decode("utf-8", errors="replace")
+            yield from _records(proc.stdout)
             finished = True
         finally:
             if not finished:
@@ -166,11 +162,10 @@ class GitSource(Source):
     def fetch_pr(self, number: int) -> PullRequest | None:
         """One PR by number, from anywhere in the first-parent history; None when no commit names it."""
         grep = ("--fixed-strings", f"--grep=(#{number})", f"--grep=Merge pull request #{number} ")
-        for commit in self._commits(*grep):
-            pr = self._to_pr(commit, None, self._authors(commit.parents[1:2]))
+        for commit, excerpted in self._commits(*grep):
+            pr = self._to_pr(commit, excerpted, self._authors(commit.parents[1:2]))
             if pr.number == number:
-                excerpts = self._diff_excerpts(*grep, wanted={commit.sha})
-                return pr.model_copy(update={"diff_excerpt": excerpts.get(commit.sha)})
+                return pr
         return None
 
     def known_until(self) -> datetime | None:
@@ -191,36 +186,33 @@ class GitSource(Source):
 
     def newest_merged(self) -> tuple[int, datetime] | None:
         """The number and merge time of the clone's newest PR (a direct push is none); None if it has none."""
-        for commit in self._commits():
-            pr = self._to_pr(commit, None, {})
+        for chunk in self._log(f"--format={_FORMAT}", "-z", self.ref):
+            pr = self._to_pr(_header(chunk.partition("\0")[0]), None, {})
             if pr.number is not None:
                 return pr.number, pr.merged_at
         return None
 
-    def _commits(self, *filters: str) -> Iterator[_Commit]:
-        for chunk in self._log(f"--format={_FORMAT}", "--raw", "--numstat", "-z", "-M", *filters, self.ref):
-            header, _, rest = chunk.partition("\0")
-            sha, parents, name, email, committed, message = header.split("\x1f", 5)
-            commit = _Commit(
-                sha=sha,
-                parents=parents.split(),
-                author_name=name,
-                author_email=email,
-                committed_at=datetime.fromisoformat(committed),
-                message=message,
-            )
-            commit.files = _parse_changes(rest.lstrip("\n").split("\0"))
-            yield commit
+    def _commits(self, *filters: str) -> Iterator[tuple[_Commit, str]]:
+        """Each first-parent commit with its files and its diff excerpt.
 
-    def _diff_excerpts(self, *filters: str, wanted: set[str] | None) -> dict[str, str]:
-        """Added and removed lines per commit (of ``wanted``, or all), capped, with their file headers."""
-        excerpts: dict[str, str] = {}
+        Two git processes walk the same commits side by side (one per core), read in step, so no more
+        than one commit's patch is held at a time: one gives each file's status and numstat line counts,
+        the other the `-U0` patch the excerpt is cut from. (One process could give both, but numstat then
+        counts the `-U0` diff, which on real histories differs for about one commit in a hundred from
+        the counts every other reader of the repository sees.)"""
+        changes = self._log(f"--format={_FORMAT}", "--raw", "--numstat", "-z", "-M", *filters, self.ref)
         patch_args = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
-        for chunk in self._log(*patch_args, *filters, self.ref):
-            sha, _, patch = chunk.partition("\n")
-            if wanted is None or sha in wanted:
-                excerpts[sha] = excerpt(patch)
-        return excerpts
+        patches = self._log(*patch_args, *filters, self.ref)
+        for chunk, patch_chunk in zip_longest(changes, patches):
+            if chunk is None or patch_chunk is None:
+                raise SourceError(f"git log gave two different histories of {self.path}: read it again")
+            header, _, rest = chunk.partition("\0")
+            commit = _header(header)
+            sha, _, patch = patch_chunk.lstrip("\x1e").partition("\n")
+            if sha != commit.sha:
+                raise SourceError(f"git log gave two different histories of {self.path}: read it again")
+            commit.files = numstat_changes(rest.lstrip("\n").split("\0"))
+            yield commit, excerpt(patch)
 
     def _authors(self, shas: list[str]) -> dict[str, tuple[str, str]]:
         """Author (name, email) of the branch tips that merge commits brought in."""
@@ -278,6 +270,41 @@ class GitSource(Source):
         )
 
 
+def _header(header: str) -> _Commit:
+    sha, parents, name, email, committed, message = header.lstrip("\x1e").split("\x1f", 5)
+    return _Commit(
+        sha=sha,
+        parents=parents.split(),
+        author_name=name,
+        author_email=email,
+        committed_at=datetime.fromisoformat(committed),
+        message=message,
+    )
+
+
+def _records(stream: IO[bytes]) -> Iterator[str]:
+    """The records of git's output, each from its \x1e on. A record starts a line (or follows the NUL
+    that ends a record without a patch): an \x1e inside a line is a file's content, not a new record."""
+    pending: list[bytes] = []
+    last = b"\n"  # the byte before the data read so far
+    for block in iter(lambda: stream.read(1 << 16), b""):
+        pieces = block.split(b"\x1e")
+        pending.append(pieces[0])
+        last = pieces[0][-1:] or last
+        for piece in pieces[1:]:
+            if last in (b"\n", b"\0"):
+                record = b"".join(pending)
+                if record:
+                    yield record.decode("utf-8", errors="replace")
+                pending = [b"\x1e" + piece]
+            else:
+                pending.append(b"\x1e" + piece)
+            last = piece[-1:] or b"\x1e"
+    record = b"".join(pending)
+    if record:
+        yield record.decode("utf-8", errors="replace")
+
+
 def identity(name: str, email: str) -> str:
     """A GitHub login where the email gives it away (noreply addresses), else the author's name."""
     match = _NOREPLY.match(email.strip())
@@ -289,7 +316,7 @@ _STATUS: dict[str, FileStatus] = {
 }  # fmt: skip
 
 
-def _parse_changes(tokens: list[str]) -> list[FileChange]:
+def numstat_changes(tokens: list[str]) -> list[FileChange]:
     """Parse `--raw --numstat -z` output: raw entries give the status, numstat the line counts."""
     status: dict[str, tuple[FileStatus, str | None]] = {}
     counts: dict[str, tuple[int | None, int | None]] = {}
