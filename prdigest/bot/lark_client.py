@@ -28,9 +28,10 @@ from prdigest.bot.lark_sdk import (
     CreateFileRequestBody,
     CreateMessageRequest,
     CreateMessageRequestBody,
+    File,
     HttpMethod,
-    ImService,
     LogLevel,
+    Message,
     PatchMessageRequest,
     PatchMessageRequestBody,
     ReplyMessageRequest,
@@ -79,10 +80,24 @@ def card_message(report: Report, report_url: str | None) -> dict[str, Any]:
     return {"msg_type": "interactive", "content": render_lark_card(report, report_url)}
 
 
+class ImV1:
+    """The resources of the SDK's ``im.v1`` service that prdigest uses: messages and files."""
+
+    def __init__(self, config: Any):
+        self.message = Message(config)
+        self.file = File(config)
+
+
+class Im:
+    def __init__(self, config: Any):
+        self.v1 = ImV1(config)
+
+
 class LarkApi:
-    """What prdigest uses of the SDK's `lark_oapi.Client`: its ``im`` service and its generic
-    ``request``. The SDK's Client lives in the module that imports every service, so this builds
-    the same Config and service, and ``request`` is `Client.request` (token, transport, parse)."""
+    """What prdigest uses of the SDK's `lark_oapi.Client`: ``im.v1``'s messages and files, and the
+    generic ``request``. The SDK's Client lives in the module that imports every service, so this
+    builds the same Config and resources, and ``request`` is `Client.request` (token, transport,
+    parse)."""
 
     def __init__(self, app_id: str, secret: str, domain: str):
         check_domain(domain)
@@ -93,7 +108,7 @@ class LarkApi:
         self.config.timeout = HTTP_TIMEOUT_S
         self.config.log_level = LogLevel.WARNING
         logger.setLevel(int(LogLevel.WARNING.value))  # what ClientBuilder.build() does with log_level
-        self.im = ImService(self.config)
+        self.im = Im(self.config)
 
     def request(self, request: Any) -> Any:
         option = RequestOption()

@@ -1,12 +1,14 @@
-"""lark-oapi's core and `im.v1`, without the rest of the SDK: the one module that imports lark-oapi.
+"""lark-oapi's core, `im.v1` and long connection, without the rest of the SDK: the one module that
+imports lark-oapi.
 
 `lark_oapi/__init__.py` imports every API service (about 10,600 modules, 4 s of CPU, 170 MB),
-and so does `lark_oapi/api/__init__.py`; Python runs a package's ``__init__`` before any of its
-submodules. So both packages are registered here as bare package modules (their real spec and
-``__path__``, their ``__init__`` not run), and the submodules prdigest uses load on their own.
-A bare package finishes loading the first time anything asks it for a name it does not hold
-(``lark_oapi.Client``, ``from lark_oapi import *``), so other code in the process that wants
-the whole SDK still gets it. When the whole SDK is loaded already, nothing here changes it.
+`lark_oapi/api/__init__.py` too, and `im`'s and `im.v1`'s every model and resource of `im`;
+Python runs a package's ``__init__`` before any of its submodules. So these packages are
+registered here as bare package modules (their real spec and ``__path__``, their ``__init__``
+not run), and the modules prdigest uses load one by one. A bare package finishes loading the
+first time anything asks it for a name it does not hold (``lark_oapi.Client``, ``from
+lark_oapi.api.im.v1 import X``, ``import *``), so other code in the process that wants the whole
+SDK still gets it. When the whole SDK is loaded already, nothing here changes it.
 
 The long connection's module imports the SDK's event dispatcher, which imports every service's
 event processors (about 7,000 modules); `ws_client_module` lends it prdigest's thin dispatcher
@@ -23,8 +25,15 @@ import threading
 from types import ModuleType
 from typing import Any
 
-# Packages whose __init__ imports every service; their submodules are imported one by one.
-BARE_PACKAGES = ("lark_oapi", "lark_oapi.api")
+# Packages whose __init__ imports far more than prdigest uses, outermost first.
+BARE_PACKAGES = (
+    "lark_oapi",
+    "lark_oapi.api",
+    "lark_oapi.api.im",
+    "lark_oapi.api.im.v1",
+    "lark_oapi.api.im.v1.model",
+    "lark_oapi.api.im.v1.resource",
+)
 DISPATCHER_MODULE = "lark_oapi.event.dispatcher_handler"
 WS_CLIENT_MODULE = "lark_oapi.ws.client"
 
@@ -70,20 +79,19 @@ for _name in BARE_PACKAGES:
     _register_bare(_name)
 
 # ruff: noqa: E402 (these imports need the bare packages above)
-from lark_oapi.api.im.service import ImService
-from lark_oapi.api.im.v1 import (
-    CreateFileRequest,
-    CreateFileRequestBody,
-    CreateMessageRequest,
-    CreateMessageRequestBody,
-    MentionEvent,
-    P2ImMessageReceiveV1,
-    PatchMessageRequest,
-    PatchMessageRequestBody,
-    ReplyMessageRequest,
-    ReplyMessageRequestBody,
-)
+from lark_oapi.api.im.v1.model.create_file_request import CreateFileRequest
+from lark_oapi.api.im.v1.model.create_file_request_body import CreateFileRequestBody
+from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
+from lark_oapi.api.im.v1.model.create_message_request_body import CreateMessageRequestBody
+from lark_oapi.api.im.v1.model.mention_event import MentionEvent
+from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
+from lark_oapi.api.im.v1.model.patch_message_request import PatchMessageRequest
+from lark_oapi.api.im.v1.model.patch_message_request_body import PatchMessageRequestBody
+from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
+from lark_oapi.api.im.v1.model.reply_message_request_body import ReplyMessageRequestBody
 from lark_oapi.api.im.v1.processor import P2ImMessageReceiveV1Processor
+from lark_oapi.api.im.v1.resource.file import File
+from lark_oapi.api.im.v1.resource.message import Message
 from lark_oapi.core.const import (
     APPLICATION_JSON,
     CONTENT_TYPE,
@@ -152,11 +160,12 @@ __all__ = [
     "CreateMessageRequestBody",
     "EventContext",
     "EventException",
+    "File",
     "HttpMethod",
-    "ImService",
     "InvalidArgsException",
     "LogLevel",
     "MentionEvent",
+    "Message",
     "NoAuthorizationException",
     "P2CardActionTrigger",
     "P2CardActionTriggerProcessor",
