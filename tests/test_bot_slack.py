@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import count
@@ -28,6 +30,7 @@ from fakes.slack_api import (
     signed_event,
     slash_command,
 )
+from slack_bolt import BoltRequest, BoltResponse
 
 from prdigest.bot.app import WORKING, BotCore, Inbound
 from prdigest.bot.payloads import report_file_name
@@ -479,3 +482,43 @@ def test_a_rate_limited_post_is_retried_after_retry_after(
     slack.ratelimit("chat.postMessage", retry_after=0)
     make_bot().deliver("C0TEAM", report, "k", REPORT_URL, render_markdown(report))
     assert len(slack.calls_of("chat.postMessage")) == 2 and len(slack.messages) == 1
+
+
+def test_an_event_is_acked_before_bolt_reads_it_and_answered_once_after(
+    slack: FakeSlack, svc: Services
+) -> None:
+    with running(slack, svc, "http") as chat:
+        gate = threading.Event()
+        dispatch = chat.bot.app.dispatch
+
+        def held(request: BoltRequest) -> BoltResponse:
+            gate.wait(10)
+            return dispatch(request)
+
+        chat.bot.app.dispatch = held  # type: ignore[method-assign]
+        ts = new_ts()
+        started = time.monotonic()
+        eid = event_id()
+        for retry in range(3):  # acked each time, Bolt still held
+            chat.event(mention("top 3", channel="C0TEAM", ts=ts), eid, retry)
+        assert time.monotonic() - started < 5 and not slack.messages
+        gate.set()
+        next_answer(slack, "C0TEAM", ts, 0)
+        chat.drain()
+    assert len(slack.in_thread("C0TEAM", ts)) == 1
+
+
+def test_a_burst_of_events_is_acked_and_each_answered_once(slack: FakeSlack, svc: Services) -> None:
+    with running(slack, svc, "http") as chat:
+        events = [(new_ts(), event_id()) for _ in range(12)]
+        ready = threading.Barrier(len(events))
+
+        def send(event: tuple[str, str]) -> None:
+            ready.wait(5)
+            chat.event(mention("help", channel="C0TEAM", ts=event[0]), event[1])
+
+        with ThreadPoolExecutor(len(events)) as pool:
+            list(pool.map(send, events))
+        slack.wait_for(lambda: all(answers(slack, "C0TEAM", ts) for ts, _ in events))
+        chat.drain()
+    assert all(len(answers(slack, "C0TEAM", ts)) == 1 for ts, _ in events)
