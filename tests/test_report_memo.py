@@ -242,3 +242,15 @@ def test_the_memo_keeps_a_few_reports(demo_store: Store) -> None:
     other = load_settings(env={})  # other settings (another taxonomy, say): not the same report
     memo.report(demo_store, other, keys[0], build("en"))
     assert made[-1] == "en" and len(made) == 5
+
+
+def test_a_period_running_past_now_is_built_every_time(svc: Services, builds: list[str]) -> None:
+    """Its days after now lack nothing yet, but will once they come, without the cache changing."""
+    later = demo_monday_after() + timedelta(days=30)
+    coverage.record(svc.store, REPO, "fixture", WEEK.start, later)
+    text = f"risks {WEEK.since}..{WEEK.until + timedelta(days=7)}"
+    for _ in range(3):
+        reply = handle(text, CONSOLE, svc)
+        assert reply.kind == "risks" and reply.report is not None
+        assert reply.report.window.until == WEEK.until + timedelta(days=7)
+    assert len(builds) == 3

@@ -14,6 +14,7 @@ from prdigest.models import Report, Subscription, Window
 from prdigest.periods import today_in
 from prdigest.pipeline import make_report
 from prdigest.storage import coverage
+from prdigest.storage.revision import revision
 from prdigest.storage.subscriptions import list_subscriptions
 
 
@@ -71,6 +72,15 @@ def week_report(
     """The period's report from the cache, after reading from the source the days the cache lacks (all of
     the period when asked to sync); days no source could give are named in its warnings."""
     source = svc.source_for(scope.repo)
+    memo, llm = memo_for(svc.store), svc.settings.llm
+    key = Key(
+        scope.repo, str(window.since), str(window.until), window.tz, scope.lang,
+        engine=llm.model if llm else "rules", source=source.kind if source else "cache",
+    )  # fmt: skip
+    # Only complete, past periods are kept (below): while the cache stands, the memo's report is the one.
+    found = None if sync or save else memo.get(key, revision(svc.store), svc.settings)
+    if found is not None:
+        return found
     if source is None and svc.store.count_prs(scope.repo) == 0:
         raise UsageError(f"the cache holds no PRs of {scope.repo}", "err_empty_cache", repo=scope.repo)
     now = svc.clock()
@@ -85,13 +95,10 @@ def week_report(
     # is built; else the cache's report is shared until the cache changes (handlers/report_memo.py).
     if sync or save or coverage.missing(svc.store, scope.repo, window, now):
         return build()
-    llm = svc.settings.llm
-    key = Key(
-        scope.repo, str(window.since), str(window.until), window.tz, scope.lang,
-        engine=llm.model if llm else "rules", source=source.kind if source else "cache",
-    )  # fmt: skip
-    return memo_for(svc.store).report(
-        svc.store, svc.settings, key, build, keep=lambda r: _reusable(r, llm is not None)
+    # A period that runs past now would lack its later days once they come: built every time.
+    past = window.end <= now
+    return memo.report(
+        svc.store, svc.settings, key, build, keep=lambda r: past and _reusable(r, llm is not None)
     )
 
 
