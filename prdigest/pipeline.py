@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -131,16 +131,44 @@ def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], 
 
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:
     """The rules engine's analysis of every PR, each computed once and then read from the cache."""
+    by_uid = {pr.uid: pr for pr in prs}
+
+    def given(uids: list[str]) -> Iterator[list[PullRequest]]:
+        yield [by_uid[uid] for uid in uids]
+
+    keys = [(pr.uid, n, pr.content_hash()) for n, pr in numbered(prs)]
+    return _rules_analyses(store, prs[0].repo if prs else "", keys, given, taxonomy, lang)
+
+
+def analyse_window(
+    store: Store, repo: str, window: Window, taxonomy: Taxonomy, lang: str
+) -> dict[int, PRAnalysis]:
+    """The rules engine's analysis of every PR of the window in the cache: the cached ones read back, the
+    others read from the cache (diffs and all) a batch at a time, analysed and kept."""
+    return _rules_analyses(store, repo, store.pr_keys(repo, window), store.prs_by_uid, taxonomy, lang)
+
+
+def _rules_analyses(
+    store: Store,
+    repo: str,
+    prs: list[tuple[str, int, str]],
+    read: Callable[[list[str]], Iterator[list[PullRequest]]],
+    taxonomy: Taxonomy,
+    lang: str,
+) -> dict[int, PRAnalysis]:
+    """Analyses of ``prs`` (uid, number, content hash), in their order: cached, else made from the PRs
+    ``read`` gives a batch at a time."""
     version = rules.rules_version(taxonomy)
-    prs_n = numbered(prs)
-    keys = {n: analysis_key(pr.repo, n, pr.content_hash(), "rules", None, version, lang) for n, pr in prs_n}
+    keys = {n: analysis_key(repo, n, content, "rules", None, version, lang) for _, n, content in prs}
     cached = store.get_analyses(list(keys.values()))
-    fresh = [(n, pr, rules.analyse(pr, taxonomy, lang)) for n, pr in prs_n if keys[n] not in cached]
-    if fresh:
-        store.put_analyses([(pr, analysis) for _, pr, analysis in fresh], lang)
-    made = {n: analysis for n, _, analysis in fresh}
+    made: dict[int, PRAnalysis] = {}
+    for batch in read([uid for uid, n, _ in prs if keys[n] not in cached]):
+        fresh = [(pr, rules.analyse(pr, taxonomy, lang)) for pr in batch]
+        if fresh:
+            store.put_analyses(fresh, lang)
+        made.update((pr.number, analysis) for pr, analysis in fresh if pr.number is not None)
     # Every PR has its analysis now, in the PRs' order: the fresh one, else the cached one.
-    return {n: made[n] if n in made else cached[keys[n]] for n, _ in prs_n}
+    return {n: made[n] if n in made else cached[keys[n]] for _, n, _ in prs}
 
 
 def analyse(
@@ -158,8 +186,23 @@ def analyse(
     analyses = analyse_prs(store, prs, taxonomy, lang)
     if settings.llm is None or not use_llm:
         return analyses, None
+    return ask_llm(settings, store, source, prs, analyses, taxonomy, lang, progress)
+
+
+def ask_llm(
+    settings: Settings,
+    store: Store,
+    source: Source | None,
+    prs: list[PullRequest],
+    analyses: dict[int, PRAnalysis],
+    taxonomy: Taxonomy,
+    lang: str,
+    progress: Callable[[str], None],
+) -> tuple[dict[int, PRAnalysis], LLMEngine]:
+    """The LLM's analyses of ``prs`` (with their diffs) over the rules engine's ``analyses``."""
     from prdigest.analysis.llm import LLMEngine
 
+    assert settings.llm is not None  # the callers ask only when one is configured
     progress(f"asking {settings.llm.model} about {len(prs)} PRs")
     engine = LLMEngine(settings.llm, store)
     return engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source)), engine
@@ -200,14 +243,18 @@ def make_report(
     else:
         warnings, gaps = read_missing(store, source, name, window, now)
     warnings += [missing_text(gaps, name, lang)] if gaps else []
-    prs = store.prs_in_window(name, window)
+    # The report shows no diff: its PRs are read without them (a large window's are hundreds of MB).
+    prs = store.prs_in_window(name, window, excerpts=False)
     if source is None:
-        unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and all(getattr(p, s) is None for p in prs))
+        known = store.signals_known(name, window, OPTIONAL_SIGNALS)
+        unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and s not in known)
     progress(f"analysing {len(prs)} PRs")
     taxonomy = settings.repo(name).taxonomy
-    analyses, engine = analyse(
-        settings, store, source, prs, taxonomy, lang, use_llm=use_llm, progress=progress
-    )
+    analyses = analyse_window(store, name, window, taxonomy, lang)
+    engine = None
+    if settings.llm is not None and use_llm:
+        full = store.prs_in_window(name, window)  # the model reads the diffs
+        analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang, progress)
     progress("building the report")
     report = build_report(
         name,

@@ -179,3 +179,42 @@ def test_unreadable_database(tmp_path: Path) -> None:
     blocked.write_text("x")
     with pytest.raises(StorageError, match="cannot open the database"):
         Store(blocked / "sub" / "db.sqlite")
+
+
+def test_a_stream_of_prs_is_stored_batch_by_batch(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("prdigest.storage.db.BATCH", 2)
+    taken: list[int] = []
+
+    def stream():
+        for n in range(1, 6):
+            taken.append(n)
+            yield pr(n, diff_excerpt=f"+line {n}")
+
+    assert store.upsert_prs(stream()) == 5
+    assert taken == [1, 2, 3, 4, 5] and store.count_prs("acme/x") == 5
+
+
+def test_window_without_excerpts_and_prs_by_uid(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.upsert_prs([pr(n, diff_excerpt=f"+line {n}") for n in (1, 2, 3)])
+    light = store.prs_in_window("acme/x", WEEK, excerpts=False)
+    full = store.prs_in_window("acme/x", WEEK)
+    assert [p.diff_excerpt for p in light] == [None, None, None]
+    assert [p.model_copy(update={"diff_excerpt": None}) for p in full] == light
+    assert [(n, content) for _, n, content in store.pr_keys("acme/x", WEEK)] == [
+        (p.number, p.content_hash()) for p in full
+    ]
+    monkeypatch.setattr("prdigest.storage.db.BATCH", 2)
+    uids = [full[2].uid, "acme/x#404", full[0].uid, full[1].uid]
+    batches = list(store.prs_by_uid(uids))
+    assert [[p.number for p in b] for b in batches] == [[3], [1, 2]]  # in the order asked, unknown left out
+    assert batches[0][0].diff_excerpt == "+line 3"
+
+
+def test_signals_known_in_a_window(store: Store) -> None:
+    store.upsert_prs([pr(1, labels=[], reviews=None), pr(2, labels=None, diff_excerpt="+x")])
+    known = store.signals_known("acme/x", WEEK, ["labels", "reviews", "diff_excerpt", "checks"])
+    assert known == {"labels", "diff_excerpt"}  # [] is known (none); None everywhere is unknown
+    assert (
+        store.signals_known("acme/x", Window(since="2020-01-06", until="2020-01-12", tz="UTC"), ["labels"])
+        == set()
+    )

@@ -11,7 +11,7 @@ none of them) rather than answering "none" (rule 2), and up to when what it give
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
@@ -67,12 +67,15 @@ class Source(Protocol):
         return read_complete(store, self, window)
 
 
-def read_complete(store: Store, source: Source, window: Window) -> list[str]:
-    """A source that reads a window whole: its PRs stored, the days it holds recorded as read."""
+def read_complete(
+    store: Store, source: Source, window: Window, prs: Iterable[PullRequest] | None = None
+) -> list[str]:
+    """A source that reads a window whole: its PRs (``prs``, as the source streams them, else its
+    `fetch`) stored, the days it holds recorded as read."""
     from prdigest.storage import coverage
 
     read_at = datetime.now(UTC)
-    store.upsert_prs(source.fetch(window))
+    store.upsert_prs(source.fetch(window) if prs is None else prs)
     since, until = source.extent()
     start = max(window.start, since) if since is not None else window.start
     end = min(window.end, until, read_at) if until is not None else min(window.end, read_at)

@@ -20,6 +20,8 @@ from prdigest.errors import StorageError
 from prdigest.models import PRAnalysis, PullRequest, Report, Window
 from prdigest.storage.migrations import migrate
 
+# Rows written or read at a time where a window may hold tens of thousands of PRs.
+BATCH = 500
 # bm25 weights of the index's columns (title, body, paths, summary): a word in the title counts most.
 _RANK = "bm25(prs_fts, 5.0, 1.0, 2.0, 3.0)"
 
@@ -87,38 +89,73 @@ class Store:
     # --- pull requests --------------------------------------------------------
 
     def upsert_prs(self, prs: Iterable[PullRequest]) -> int:
+        """Keep PRs, in one transaction, 500 rows at a time: ``prs`` may be a source's stream of any size."""
         now = datetime.now(UTC).isoformat()
-        rows = [
-            {
-                "uid": pr.uid,
-                "repo": pr.repo,
-                "number": pr.number,
-                "sha": pr.sha,
-                "title": pr.title,
-                "body": pr.body,
-                "author": pr.author,
-                "merged_at": _utc(pr.merged_at),
-                "paths": " ".join(f.path for f in pr.files or []),
-                "source": pr.source,
-                "content_hash": pr.content_hash(),
-                "data": pr.model_dump_json(),
-                "fetched_at": now,
-            }
-            for pr in prs
-        ]
-        with self.writing() as db:
-            db.table("prs").upsert_all(rows, pk="uid", batch_size=500)
-        return len(rows)
+        count = 0
 
-    def prs_in_window(self, repo: str, window: Window) -> list[PullRequest]:
-        """PRs and direct pushes of one repository merged in the window, oldest first."""
+        def rows() -> Iterator[dict[str, object]]:
+            nonlocal count
+            for pr in prs:
+                count += 1
+                yield {
+                    "uid": pr.uid, "repo": pr.repo, "number": pr.number, "sha": pr.sha, "title": pr.title,
+                    "body": pr.body, "author": pr.author, "merged_at": _utc(pr.merged_at),
+                    "paths": " ".join(f.path for f in pr.files or []), "source": pr.source,
+                    "content_hash": pr.content_hash(), "data": pr.model_dump_json(), "fetched_at": now,
+                }  # fmt: skip
+
+        with self.writing() as db:
+            db.table("prs").upsert_all(rows(), pk="uid", batch_size=BATCH)
+        return count
+
+    def prs_in_window(self, repo: str, window: Window, *, excerpts: bool = True) -> list[PullRequest]:
+        """PRs and direct pushes of one repository merged in the window, oldest first; without their diff
+        excerpts (``excerpts=False``: a report shows none, and a large window's are hundreds of MB)."""
+        data = "data" if excerpts else "json_remove(data, '$.diff_excerpt') as data"
         with self.reading() as db:
             rows = db.query(
-                "select data from prs where repo = ? and merged_at >= ? and merged_at < ? "
+                f"select {data} from prs where repo = ? and merged_at >= ? and merged_at < ? "
                 "order by merged_at, number",
                 [repo, _utc(window.start), _utc(window.end)],
             )
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
+
+    def pr_keys(self, repo: str, window: Window) -> list[tuple[str, int, str]]:
+        """(uid, number, content hash) of the window's PRs (direct pushes left out), oldest first: what
+        an analysis's cache key needs, without reading the PRs."""
+        with self.reading() as db:
+            rows = db.query(
+                "select uid, number, content_hash from prs where repo = ? and merged_at >= ? "
+                "and merged_at < ? and number is not null order by merged_at, number",
+                [repo, _utc(window.start), _utc(window.end)],
+            )
+            return [(row["uid"], row["number"], row["content_hash"]) for row in rows]
+
+    def prs_by_uid(self, uids: Sequence[str]) -> Iterator[list[PullRequest]]:
+        """The PRs of ``uids`` in their order, a batch at a time (each read when the caller asks)."""
+        for i in range(0, len(uids), BATCH):
+            chunk = list(uids[i : i + BATCH])
+            with self.reading() as db:
+                rows = db.query(
+                    f"select uid, data from prs where uid in ({','.join('?' * len(chunk))})", chunk
+                )
+                found = {row["uid"]: row["data"] for row in rows}
+            yield [PullRequest.model_validate_json(found[uid]) for uid in chunk if uid in found]
+
+    def signals_known(self, repo: str, window: Window, signals: Sequence[str]) -> set[str]:
+        """Which of ``signals`` (PR fields) at least one PR of the window has: a source that supplies a
+        signal gives it a value, [] included; None is "unknown"."""
+        if not signals:
+            return set()
+        columns = ", ".join(f"max(json_type(data, '$.{s}') <> 'null') as s{i}" for i, s in enumerate(signals))
+        with self.reading() as db:
+            row = next(
+                db.query(
+                    f"select {columns} from prs where repo = ? and merged_at >= ? and merged_at < ?",
+                    [repo, _utc(window.start), _utc(window.end)],
+                )
+            )
+        return {s for i, s in enumerate(signals) if row[f"s{i}"]}
 
     def period_figures(self, repo: str, windows: list[Window]) -> list[tuple[int, int, int, int]]:
         """Merged PRs, additions, deletions and authors of each window, in SQL (zeros where none)."""
