@@ -137,7 +137,12 @@ class BotCore:
         job = _Job(inbound, respond, notice)
         if notice is not None:
             job.notice_timer = self._clock.after(self.notice_after, lambda: self._notify(job))
-        self._fast.submit(self._triage, job)
+        try:
+            self._fast.submit(self._triage, job)
+        except RuntimeError:  # closed: no work, no notice
+            if job.notice_timer is not None:
+                job.notice_timer.cancel()
+            raise
         return job.done
 
     def message(self, inbound: Inbound) -> str | Intent:
