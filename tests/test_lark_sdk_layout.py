@@ -35,6 +35,8 @@ LARK_MODULES_MAX = 300  # core, the im.v1 modules prdigest uses and ws: 185 with
 PROBE = """
 import json, sys
 import prdigest.bot.lark
+from prdigest.bot.lark_connection import ws_module
+ws_module()  # what a long connection's start imports
 lark = sorted(m for m in sys.modules if m.startswith("lark_oapi"))
 facts = {
     "lark_modules": len(lark),

@@ -20,8 +20,6 @@ log = logging.getLogger("prdigest.lark")
 
 THREAD_TIMEOUT_S = 5.0  # how long start() and stop() wait for the long connection's thread
 
-lark_ws: Any = ws_client_module(EventDispatcher)
-
 
 def events_app(events: EventDispatcher) -> WSGIApp:
     """Events and card callbacks posted by Lark, for ``events`` to check and dispatch."""
@@ -42,10 +40,16 @@ def events_app(events: EventDispatcher) -> WSGIApp:
     return app
 
 
+def ws_module() -> Any:
+    """`lark_oapi.ws.client`, imported when a long connection first starts (mode "http" and the
+    delivery-only client never load it)."""
+    return ws_client_module(EventDispatcher)
+
+
 def ws_client(app_id: str, secret: str, events: EventDispatcher, domain: str) -> Any:
     """The SDK's long-connection client, its events to ``events``."""
     # At INFO the SDK logs the connection URL and its ticket.
-    return lark_ws.Client(app_id, secret, event_handler=events, domain=domain, log_level=LogLevel.WARNING)
+    return ws_module().Client(app_id, secret, event_handler=events, domain=domain, log_level=LogLevel.WARNING)
 
 
 class LongConnection:
@@ -64,8 +68,10 @@ class LongConnection:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stopping = threading.Event()
+        self._ws: Any = None
 
     def start(self) -> None:
+        self._ws = ws_module()  # here, not in the thread: an import there would race the main thread's
         self._thread = threading.Thread(target=self._run, name="prdigest-lark-ws", daemon=True)
         self._thread.start()
         self._ready.wait(THREAD_TIMEOUT_S)
@@ -87,7 +93,7 @@ class LongConnection:
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        lark_ws.loop = loop
+        self._ws.loop = loop
         self._loop = loop
         self._client = self._make_client()  # after set_event_loop: its cache schedules a task on the loop
         self._ready.set()
