@@ -1,17 +1,17 @@
 """Lanes benchmark: cached chat replies while four questions to the LLM hang. Prints `name=value` lines.
 
-    python bench/lanes_bench.py [--waves 5] [--concurrent 20]
+    python bench/lanes_bench.py [--waves 5] [--concurrent 20] [--miles ../shared]
 
-The demo week is read into a fresh cache (its coverage recorded, as a sync does), with an LLM
-configured at a local fake OpenAI-compatible server that answers analyses and narratives at
-once. `risks`, `top 5`, `explain #N` and a question are asked once each to fill the LLM's
-caches and load the code; then `--waves` waves of `--concurrent` of the three (mixed) go
-through `BotCore.submit`, and the time from each submission to its `respond` callback is
-measured: first idle
+The demo week (or, with `--miles`, the replayed miles week: 93 PRs) is read into a fresh
+cache (its coverage recorded, as a sync does), with an LLM configured at a local fake
+OpenAI-compatible server that answers analyses and narratives at once. `risks`, `top 5`,
+`explain #N` and a question are asked once each to fill the LLM's caches and load the code;
+then `--waves` waves of `--concurrent` of the three (mixed) go through `BotCore.submit`, and
+the time from each submission to its `respond` callback is measured: first idle
 (`cached_reply_p99_ms_idle`), then while four `ask` questions hang at the fake
 (`cached_reply_p99_ms_llm_busy`, goal <= 300). `queued_notice_ok`: a fifth question, queued
-behind the four, gets its "working on it" notice (1) or not (0). `--hang-s` bounds the hang (with
-one pool for every request, the cached replies waited for it).
+behind the four, gets its "working on it" notice (1) or not (0). `--hang-s` bounds the hang
+(with one pool for every request, the cached replies waited for it).
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from datetime import time as clock_time
 from itertools import count
 from pathlib import Path
@@ -38,8 +39,11 @@ from prdigest.bot.app import BotCore, Inbound  # noqa: E402
 from prdigest.config import load_settings  # noqa: E402
 from prdigest.handlers import Reply as ChatReply  # noqa: E402
 from prdigest.handlers import Services  # noqa: E402
+from prdigest.models import Window  # noqa: E402
 from prdigest.pipeline import read_window  # noqa: E402
+from prdigest.sources.base import Source  # noqa: E402
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path  # noqa: E402
+from prdigest.sources.gitlog import GitSource  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
 HUNG = 4  # questions hanging at the LLM: as many as the slow lane's workers
@@ -56,10 +60,26 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(waves: int = 5, concurrent: int = 20, hang_s: float = 600) -> dict[str, float]:
+def week(tmp: Path, shared: Path | None) -> tuple[Source, Window, datetime]:
+    """The demo week; with ``shared``, the replayed miles week (a git clone) as chat_bench reads it."""
+    if shared is None:
+        demo = FixtureSource(demo_fixture_path())
+        monday = datetime.combine(demo.window.until + timedelta(days=1), clock_time(10), demo.window.zone)
+        return demo, demo.window, monday
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(
+        [sys.executable, str(shared / "tools/replay_history.py"),
+         str(shared / "data/radixark__miles__2026-08-10.json"), str(tmp / "miles")],
+        check=True, stdout=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    window = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
+    return GitSource(tmp / "miles", repo="radixark/miles"), window, datetime(2026, 8, 17, 2, 0, tzinfo=UTC)
+
+
+def measure(
+    waves: int = 5, concurrent: int = 20, hang_s: float = 600, shared: Path | None = None
+) -> dict[str, float]:
     os.environ["NO_PROXY"] = ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1", "localhost"]))
-    demo = FixtureSource(demo_fixture_path())
-    monday = datetime.combine(demo.window.until + timedelta(days=1), clock_time(10), demo.window.zone)
     hang = threading.Event()
 
     def answers(request: Request) -> Reply | str:
@@ -78,13 +98,15 @@ def measure(waves: int = 5, concurrent: int = 20, hang_s: float = 600) -> dict[s
             "PRDIGEST_LLM_MODEL": "fake-model",
             "PRDIGEST_LLM_API_KEY": KEY,
         }
+        source, window, monday = week(Path(tmp), shared)
         store = Store(Path(tmp) / "bench.db")
-        read_window(store, demo, demo.window)  # records its coverage: the week is cached
+        read_window(store, source, window)  # records its coverage: the week is cached
         svc = Services(
-            settings=load_settings(env=env), store=store, default_repo=demo.repo, clock=lambda: monday
+            settings=load_settings(env=env), store=store, default_repo=source.repo, clock=lambda: monday
         )
         core = BotCore(svc, notice_after=NOTICE_AFTER_S)
-        biggest = max(demo.prs, key=lambda p: p.additions + p.deletions).number
+        prs = store.prs_in_window(source.repo, window)
+        biggest = max(prs, key=lambda p: p.additions + p.deletions).number
         cached = ["risks", "top 5", f"explain #{biggest}"]
         ids = count(1)
         try:
@@ -164,12 +186,13 @@ def main() -> None:
     )
     parser.add_argument("--waves", type=int, default=5)
     parser.add_argument("--concurrent", type=int, default=20)
+    parser.add_argument("--miles", type=Path, metavar="SHARED", help="the replayed miles week, from SHARED")
     parser.add_argument(
         "--hang-s", type=float, default=600, help="how long a question hangs (default: until the end)"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    figures = measure(args.waves, args.concurrent, args.hang_s)
+    figures = measure(args.waves, args.concurrent, args.hang_s, args.miles)
     for name in ("cached_reply_p50_ms_idle", "cached_reply_p99_ms_idle", "cached_reply_p50_ms_llm_busy",
                  "cached_reply_p99_ms_llm_busy"):  # fmt: skip
         print(f"{name}={figures[name]:.1f}")
