@@ -81,7 +81,10 @@ class EventDispatcher:
             result = self._dispatch(context, plaintext)
             response.content = _json({"msg": "success"}) if result is None else JSON.marshal(result).encode()
         except Exception as exc:
-            log.exception("Lark: an event posted to %s failed: %s", request.uri, exc)
+            if isinstance(exc, AccessDeniedException | NoAuthorizationException):  # forged, or misconfigured
+                log.warning("Lark: refused an event posted to %s: %s", request.uri, exc)
+            else:
+                log.exception("Lark: an event posted to %s failed: %s", request.uri, exc)
             response.status_code = 500
             response.content = _json({"msg": str(exc)})
         return response
