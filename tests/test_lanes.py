@@ -199,3 +199,26 @@ def test_lanes_of_commands(week: Store, llm: HangingLLM) -> None:
     window = Window(since=DEMO.window.since, until=DEMO.window.until, tz=DEMO.window.tz)
     button = Intent("risks", lang="en", repo=DEMO.repo, window=window)
     assert not lane_of(button, CTX, plain).slow
+
+
+def test_a_report_the_llm_fell_short_on_stays_in_the_slow_lane(week: Store) -> None:
+    with FakeOpenAI(responder=lambda request: "not what was asked") as fake:
+        env = {
+            "PRDIGEST_LLM_BASE_URL": fake.url,
+            "PRDIGEST_LLM_MODEL": "fake-model",
+            "PRDIGEST_LLM_API_KEY": KEY,
+        }
+        svc = Services(
+            settings=load_settings(env=env), store=week, default_repo=DEMO.repo, clock=demo_monday_after
+        )
+        core = BotCore(svc)
+        try:
+            done, replies = submit(core, "risks")
+            assert done.wait(30) and replies[0].report is not None
+            assert (
+                replies[0].report.llm_usage is not None and replies[0].report.llm_usage.narrative == "rules"
+            )
+            inbound = Inbound(platform="slack", event_id="EvNext", chat_id="C1", user_id="U1", text="risks")
+            assert core.lane(inbound).slow  # the LLM is tried again next time: never in the fast lane
+        finally:
+            closed_cleanly(core)()

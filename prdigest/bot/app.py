@@ -219,7 +219,7 @@ class BotCore:
         finally:
             if job.notice_timer is not None:
                 job.notice_timer.cancel()
-        if lane.warms is not None and reply.kind != "error":
+        if lane.warms is not None and _warmed(reply):
             with self._lock:
                 self._warm[lane.warms] = None
                 if len(self._warm) > WARM_KEYS:
@@ -285,6 +285,15 @@ class _NoticeClock:
                 timer = heapq.heappop(self._timers)[2]
             if not timer.cancelled:
                 timer.fn()
+
+
+def _warmed(reply: Reply) -> bool:
+    """Whether the LLM's caches now hold what the reply needed: not when the LLM fell short (it is tried
+    again next time, which must not happen in the fast lane)."""
+    if reply.kind == "error":
+        return False
+    usage = reply.report.llm_usage if reply.report is not None else None
+    return usage is None or (usage.narrative == "llm" and usage.fallback == 0)
 
 
 def _safely(fn: Callable[..., None], *args: Any) -> None:
