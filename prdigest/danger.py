@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-# Dangerous calls in code, each behind the word it needs (a substring test skips most patterns).
+# Dangerous calls in code, each behind the word it needs in lower case (a substring test of the lowered
+# text skips most patterns).
 # "product": only in code that ships; a shell call in an example script runs what its author typed.
 _DANGEROUS = [
     (word, re.compile(pattern), product)
@@ -60,7 +61,7 @@ def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
     """The patterns that match somewhere in a file's lines, and whether a credential does: most files
     hold none, and their lines are then never read one by one."""
     lowered = text.lower()
-    found = [p for p in _DANGEROUS if p[0].lower() in lowered and (product or not p[2]) and p[1].search(text)]
+    found = [p for p in _DANGEROUS if p[0] in lowered and (product or not p[2]) and p[1].search(text)]
     secrets = bool(
         (any(w in lowered for w in _SECRET_KEYS) and _SECRET_LITERAL.search(text))
         or (any(w in text for w in _SECRET_ENV_NAMES) and _SECRET_FORWARD.search(text))
@@ -70,6 +71,11 @@ def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
 
 def is_comment(line: str) -> bool:
     return _COMMENT.match(line) is not None
+
+
+def comments(lines: list[str]) -> str:
+    """The comment lines, joined by spaces (the pattern filters without a call of ours per line)."""
+    return " ".join(filter(_COMMENT.match, lines))
 
 
 def _dangerous(line: str, patterns: list[_Pattern], secrets: bool) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from prdigest.analysis.taxonomy import is_core, module_of
 from prdigest.config import Taxonomy
@@ -41,6 +42,15 @@ class Facts:
     def diffs_where(self, keep: Callable[[str], bool]) -> list[FileDiff]:
         return [d for d in self.diffs if keep(d.path)]
 
+    # The path lists as sets, for membership tests: a PR may change thousands of files.
+    @cached_property
+    def code_set(self) -> frozenset[str]:
+        return frozenset(self.code_paths)
+
+    @cached_property
+    def product_set(self) -> frozenset[str]:
+        return frozenset(self.product_paths)
+
 
 def clean_body(body: str) -> str:
     """The body without PR-template headings, checklists and comments."""
@@ -69,8 +79,9 @@ def facts(pr: PullRequest, taxonomy: Taxonomy) -> Facts:
     paths = [f.path for f in pr.files] if pr.files is not None else None
     code = [p for p in paths or [] if not (is_test(p) or is_doc(p) or is_ci(p))]
     churn_by_module: dict[str, int] = {}
+    code_set = set(code)
     for f in pr.files or []:
-        if f.path in code:
+        if f.path in code_set:
             key = module_of(f.path)
             churn_by_module[key] = churn_by_module.get(key, 0) + (f.additions or 0) + (f.deletions or 0)
     diffs = split_diff(pr.diff_excerpt or "")

@@ -25,6 +25,16 @@ class Finding(NamedTuple):
 Evidence = Finding | tuple[str, str] | None
 
 
+def may_hold(text: str, words: tuple[str, ...]) -> bool:
+    """False only when no case-insensitive regex whose every match holds one of ``words`` (lower case)
+    can match ``text``: a substring test that spares most files the regex. Outside ASCII, case folding
+    is wider than ``str.lower`` (re.I matches "ſ" for "s", "K" for "k"), so the answer is always True."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in words)
+
+
 def _line_at(text: str, index: int) -> str:
     start, end = text.rfind("\n", 0, index) + 1, text.find("\n", index)
     return text[start : end if end != -1 else len(text)].strip()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from prdigest.analysis.facts import Facts, FileDiff
-from prdigest.analysis.risk_common import Evidence, quote
+from prdigest.analysis.risk_common import Evidence, may_hold, quote
 from prdigest.models import PullRequest
 from prdigest.path_kinds import is_dependency, is_example, is_support
 
@@ -22,6 +22,9 @@ _PINNED = re.compile(
     r"|\b[A-Z_]*(VERSION|_REF|_COMMIT|_SHA)\s*=\s*[\"']?[\w.\-]+)",
     re.I | re.M,  # multi-line: a file is tested whole before its lines
 )
+# Every match of _PINNED holds one of these (lower case); every match of _INSTALL holds "pip". Most code
+# files hold neither, and skip the regexes (_PINNED costs milliseconds on a long file).
+_PINNED_WORDS = ("from", "pip", "git ", "version", "_ref", "_commit", "_tag", "_sha")
 _OWN_VERSION = re.compile(r"^\s*version\s*=", re.I)
 
 
@@ -40,7 +43,10 @@ def _specs(d: FileDiff, lines: list[str]) -> set[str]:
         or _MANIFEST.search(d.path)
         or d.path.endswith(("package.json", "go.mod"))
     )
-    if pinned_only and not (_INSTALL.search(joined := "\n".join(lines)) or _PINNED.search(joined)):
+    if pinned_only and not (
+        ("pip" in (joined := "\n".join(lines)) and _INSTALL.search(joined))
+        or (may_hold(joined, _PINNED_WORDS) and _PINNED.search(joined))
+    ):
         return out  # an image or script file that installs and pins nothing
     for line in lines:
         text = line.split("#", 1)[0].strip().strip(",").strip("\"'")

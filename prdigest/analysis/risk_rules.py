@@ -20,6 +20,7 @@ from prdigest.analysis.risk_common import (
     JUDGEMENT_LABELS,
     Evidence,
     Finding,
+    may_hold,
     quote,
     sentence_around,
 )
@@ -159,9 +160,13 @@ def sourced_gone(pr: PullRequest, f: Facts) -> list[str]:
 def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     diffs = project_diffs(f)
     defined, undefined = option_changes(f)
-    # Still documented or still named by the project's code (an option moved where the excerpt ends).
-    mentioned = " ".join(line for d in f.diffs_where(lambda p: not is_test(p)) for line in d.added)
-    removed = sorted(flag for flag in undefined - defined if not re.search(rf"{flag}(?![\w-])", mentioned))
+    # Still documented or still named by the project's code (an option moved where the excerpt ends);
+    # the added lines are joined only when an option went.
+    dropped = undefined - defined
+    mentioned = (
+        " ".join(line for d in f.diffs_where(lambda p: not is_test(p)) for line in d.added) if dropped else ""
+    )
+    removed = sorted(flag for flag in dropped if not re.search(rf"{flag}(?![\w-])", mentioned))
     if removed:
         return Finding(t["ev_config_removed"].format(flags=", ".join(removed[:4])), "diff", breaks=True)
     scripts = sourced_gone(pr, f)
@@ -224,6 +229,8 @@ _DISABLED = re.compile(
     r"^\s*if:\s*(false|\$\{\{\s*false\s*\}\})\s*$|^\s*#\s*(def test_|@pytest\.mark|class Test))",
     re.I | re.M,  # multi-line, so a file's lines are tested at once before any one line
 )
+# Every match of _DISABLED holds one of these (lower case): most files hold none, and skip the regex.
+_DISABLED_WORDS = ("@pytest.mark", "unittest.skip(", "disabled", "if:", "def test_", "class test")
 # "disabled='Requires a B200 runner'" gates a test on hardware it needs; it does not drop it.
 _PRECONDITION = re.compile(r"(disabled|reason)\s*=\s*[\"'](requires?|needs?|only (on|with))\b", re.I)
 _PARKED = re.compile(r"(^|/)(manual|disabled|deprecated|skipped|archive|attic)(/|$)", re.I)
@@ -245,7 +252,8 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
         return t["ev_tests_parked"].format(paths=", ".join(x.path for x in parked[:3])), "paths"
     new = {x.path for x in files if x.status == "added"}  # a new test that starts disabled removes nothing
     for d in f.diffs_where(lambda p: (is_test(p) or is_ci(p)) and p not in new):
-        if not _DISABLED.search("\n".join(d.added)):
+        added = "\n".join(d.added)
+        if not (may_hold(added, _DISABLED_WORDS) and _DISABLED.search(added)):
             continue
         hit = next(
             (line for line in d.added if _DISABLED.search(line) and not _PRECONDITION.search(line)), None
@@ -314,10 +322,10 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
         b in ("docs", "ci", "doc") for b in parsed.brackets
     ):
         return None
-    diffs = f.diffs_where(lambda p: p in f.product_paths)
+    diffs = f.diffs_where(lambda p: p in f.product_set)
     if f.diffs and not any(_LOGIC.match(line) for d in diffs for line in d.added + d.removed):
         return None  # only comments, imports and logging changed
-    dropped = any(x.status == "removed" and x.path in f.product_paths for x in pr.files or [])
+    dropped = any(x.status == "removed" and x.path in f.product_set for x in pr.files or [])
     if dropped and not any(_LOGIC.match(line) for d in diffs for line in d.added):
         return None  # code deleted with its module: nothing new to test
     more = f" (+{len(f.product_paths) - 2})" if len(f.product_paths) > 2 else ""

@@ -17,7 +17,7 @@ from prdigest.analysis.facts import Facts, facts
 from prdigest.analysis.risk_rules import Evidence, Finding, quote
 from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
-from prdigest.danger import is_comment
+from prdigest.danger import comments
 from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 from prdigest.path_kinds import is_dependency
@@ -187,12 +187,12 @@ def change_kind(tags: list[str], f: Facts) -> str | None:
 
 def severity(pr: PullRequest, f: Facts) -> str | None:
     """The worst harm the PR names in its title, body or code comments, if any."""
-    comments = " ".join(line for line in f.diff_added if is_comment(line))
-    for text in (pr.title, f.body, comments):
+    for text in (pr.title, f.body):
         m = _SEVERE.search(text)
         if m:
             return m.group(0)
-    return None
+    m = _SEVERE.search(comments(f.diff_added))  # read last: only when the title and body name no harm
+    return m.group(0) if m else None
 
 
 def fixed_harm(pr: PullRequest, f: Facts, tags: list[str]) -> str | None:
@@ -239,7 +239,7 @@ def importance(
     code = sum(
         (x.additions or 0) + (x.deletions or 0)
         for x in pr.files or []
-        if x.path in f.product_paths or (upgraded and is_dependency(x.path))
+        if x.path in f.product_set or (upgraded and is_dependency(x.path))
     )
     lines = code if pr.files is not None else f.churn
     parts.append((t["r_size"].format(lines=lines), min(2.5, 0.8 * math.log10(1 + lines))))
@@ -248,7 +248,7 @@ def importance(
     packages = [
         x.path.rsplit("/", 1)[0]
         for x in pr.files or []
-        if x.status == "added" and x.path in f.product_paths and x.path.endswith(_PACKAGE_MARKERS)
+        if x.status == "added" and x.path in f.product_set and x.path.endswith(_PACKAGE_MARKERS)
     ]
     if packages:  # one more module reached, as spread counts them
         parts.append((t["r_new_package"].format(path=packages[0]), 0.5))
@@ -294,7 +294,7 @@ def insight(
         parts.append((t["r_discussion"].format(n=discussion), min(2.0, 0.4 * discussion)))
     if f.test_paths and f.code_paths:
         parts.append((t["r_tests"], 1.0))
-    added = [x.path for x in pr.files or [] if x.status == "added" and x.path in f.code_paths]
+    added = [x.path for x in pr.files or [] if x.status == "added" and x.path in f.code_set]
     if added:  # a new module or abstraction is something to learn about
         parts.append((t["r_new_files"].format(n=len(added)), min(1.5, 0.5 * len(added))))
     if len(f.modules) > 1:
