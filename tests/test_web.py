@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -100,3 +101,25 @@ def test_stop_ends_the_threads_and_refuses_new_connections() -> None:
     with pytest.raises(OSError):
         socket.create_connection((host, port), timeout=2).close()
     app.stop()  # a second stop is harmless
+
+
+def test_a_client_that_trickles_its_request_is_cut_off(
+    web: tuple[WebApp, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("prdigest.bot.web.TIMEOUT_S", 0.5)
+    _, base = web
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        started = time.monotonic()
+        for byte in b"GET /healthz HTTP/1.1\r\n":  # one byte every 0.1 s: each recv is quick
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                break
+            time.sleep(0.1)
+        try:
+            answer = sock.recv(100)
+        except OSError:  # reset: bytes sent after the server stopped reading
+            answer = b""
+        assert answer == b""  # closed without an answer
+    assert time.monotonic() - started < 4

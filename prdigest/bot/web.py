@@ -15,6 +15,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from email.utils import formatdate
 from typing import Any
@@ -156,11 +157,12 @@ def respond(
 
 def _read_request(conn: socket.socket, peer: Any) -> dict[str, Any] | None:
     """One request as a WSGI environ; None when the client closed without sending one."""
+    deadline = time.monotonic() + TIMEOUT_S  # for the whole request: a client that trickles is cut off
     data = bytearray()
     while (end := data.find(b"\r\n\r\n")) < 0:
         if len(data) > HEAD_LIMIT:
             raise _BadRequest("431 Request Header Fields Too Large")
-        chunk = conn.recv(65536)
+        chunk = _recv(conn, 65536, deadline)
         if not chunk:
             if data:
                 raise _BadRequest("400 Bad Request")
@@ -192,7 +194,7 @@ def _read_request(conn: socket.socket, peer: Any) -> dict[str, Any] | None:
     if len(body) < length and environ.get("HTTP_EXPECT", "").lower() == "100-continue":
         conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
     while len(body) < length:
-        chunk = conn.recv(min(65536, length - len(body)))
+        chunk = _recv(conn, min(65536, length - len(body)), deadline)
         if not chunk:
             raise _BadRequest("400 Bad Request")
         body += chunk
@@ -208,6 +210,14 @@ def _read_request(conn: socket.socket, peer: Any) -> dict[str, Any] | None:
     })  # fmt: skip
     environ.setdefault("CONTENT_LENGTH", str(length))
     return environ
+
+
+def _recv(conn: socket.socket, size: int, deadline: float) -> bytes:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the request took too long to arrive")
+    conn.settimeout(left)
+    return conn.recv(size)
 
 
 def _response(status: str, headers: list[tuple[str, str]], chunks: list[bytes]) -> bytes:
