@@ -23,7 +23,7 @@ from prdigest.models import (
     iso_week_label,
     numbered,
 )
-from prdigest.sources.base import Source
+from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
 from prdigest.sources.base import source_factory as source_factory
 from prdigest.storage import Store, coverage
@@ -33,14 +33,21 @@ if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is
     from prdigest.analysis.llm import LLMEngine
 
 
-def read_window(store: Store, source: Source, window: Window) -> list[str]:
+def read_window(
+    store: Store, source: Source, window: Window, each_batch: BatchHook | None = None
+) -> list[str]:
     """Bring the window into the cache from the source and record the days it read completely; returns
-    warnings for the report (a partial sync)."""
-    return source.read_into(store, window)
+    warnings for the report (a partial sync). ``each_batch`` gets the PRs as they are stored."""
+    return source.read_into(store, window, each_batch)
 
 
 def read_missing(
-    store: Store, source: Source | None, repo: str, window: Window, now: datetime
+    store: Store,
+    source: Source | None,
+    repo: str,
+    window: Window,
+    now: datetime,
+    each_batch: BatchHook | None = None,
 ) -> tuple[list[str], list[Window]]:
     """Read the days of the window the cache lacks from the source (a complete cache costs one query);
     returns the read's warnings and the runs of days still missing (no source, a partial sync)."""
@@ -48,7 +55,7 @@ def read_missing(
     warnings: list[str] = []
     if gaps and source is not None:
         for gap in gaps:
-            warnings += read_window(store, source, gap)
+            warnings += read_window(store, source, gap, each_batch)
         gaps = coverage.missing(store, repo, window, now)
     return warnings, gaps
 
@@ -227,11 +234,18 @@ def make_report(
     name = repo or (source.repo if source else "")
     lang = lang or settings.report.language
     now = now or datetime.now(UTC)
+    taxonomy = settings.repo(name).taxonomy
+
+    def analyse_batch(batch: list[PullRequest]) -> None:
+        # The rules analyse each batch as it is stored, while the source reads on (git runs meanwhile),
+        # with its diffs in hand: no PR is read back from the cache for its diff.
+        analyse_prs(store, batch, taxonomy, lang)
+
     warnings: list[str] = []
     if source is not None:
         if refresh:
             progress(f"reading {source.kind} source for {name}")
-            warnings = read_window(store, source, window)
+            warnings = read_window(store, source, window, analyse_batch)
         unavailable: tuple[str, ...] = source.unavailable
     elif store.count_prs(name) == 0:
         raise SourceError(
@@ -241,7 +255,7 @@ def make_report(
     if source is not None and refresh:  # read once: a partial sync is not tried again at once
         gaps = coverage.missing(store, name, window, now)
     else:
-        warnings, gaps = read_missing(store, source, name, window, now)
+        warnings, gaps = read_missing(store, source, name, window, now, analyse_batch)
     warnings += [missing_text(gaps, name, lang)] if gaps else []
     # The report shows no diff: its PRs are read without them (a large window's are hundreds of MB).
     prs = store.prs_in_window(name, window, excerpts=False)
@@ -249,7 +263,6 @@ def make_report(
         known = store.signals_known(name, window, OPTIONAL_SIGNALS)
         unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and s not in known)
     progress(f"analysing {len(prs)} PRs")
-    taxonomy = settings.repo(name).taxonomy
     analyses = analyse_window(store, name, window, taxonomy, lang)
     engine = None
     if settings.llm is not None and use_llm:

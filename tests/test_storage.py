@@ -190,8 +190,15 @@ def test_a_stream_of_prs_is_stored_batch_by_batch(store: Store, monkeypatch: pyt
             taken.append(n)
             yield pr(n, diff_excerpt=f"+line {n}")
 
-    assert store.upsert_prs(stream()) == 5
+    stored: list[list[int | None]] = []
+
+    def each_batch(batch: list[PullRequest]) -> None:
+        stored.append([p.number for p in batch])
+        assert store.count_prs("acme/x") == len(taken)  # given once stored, before the next is read
+
+    assert store.upsert_prs(stream(), each_batch) == 5
     assert taken == [1, 2, 3, 4, 5] and store.count_prs("acme/x") == 5
+    assert stored == [[1, 2], [3, 4], [5]]
 
 
 def test_window_without_excerpts_and_prs_by_uid(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from prdigest.storage import Store
 
 
+# What a caller does with each batch of PRs a source has just stored.
+BatchHook = Callable[[list[PullRequest]], object]
+
+
 class Source(Protocol):
     """Where one repository's merged PRs come from.
 
@@ -61,21 +65,26 @@ class Source(Protocol):
         """The span the source holds completely: from (None: its beginning) until (None: now)."""
         ...
 
-    def read_into(self, store: Store, window: Window) -> list[str]:
+    def read_into(self, store: Store, window: Window, each_batch: BatchHook | None = None) -> list[str]:
         """Bring the window into the cache and record the days read completely; warnings for the report
-        (a partial read)."""
-        return read_complete(store, self, window)
+        (a partial read). A source that reads in batches gives ``each_batch`` each batch once stored (the
+        pipeline analyses it while the source reads on); one that does not may ignore it."""
+        return read_complete(store, self, window, each_batch=each_batch)
 
 
 def read_complete(
-    store: Store, source: Source, window: Window, prs: Iterable[PullRequest] | None = None
+    store: Store,
+    source: Source,
+    window: Window,
+    prs: Iterable[PullRequest] | None = None,
+    each_batch: BatchHook | None = None,
 ) -> list[str]:
     """A source that reads a window whole: its PRs (``prs``, as the source streams them, else its
     `fetch`) stored, the days it holds recorded as read."""
     from prdigest.storage import coverage
 
     read_at = datetime.now(UTC)
-    store.upsert_prs(source.fetch(window) if prs is None else prs)
+    store.upsert_prs(source.fetch(window) if prs is None else prs, each_batch)
     since, until = source.extent()
     start = max(window.start, since) if since is not None else window.start
     end = min(window.end, until, read_at) if until is not None else min(window.end, read_at)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from prdigest.models import PullRequest, Window
-from prdigest.sources.base import Source
+from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.github_client import (
     DIFF_MEDIA_TYPE,
     GITHUB_URL,
@@ -124,9 +124,10 @@ class GitHubSource(Source):
     def extent(self) -> tuple[datetime | None, datetime | None]:
         return None, None  # what GitHub lists is complete; `read_into` records what a partial sync lacks
 
-    def read_into(self, store: Store, window: Window) -> list[str]:
+    def read_into(self, store: Store, window: Window, each_batch: BatchHook | None = None) -> list[str]:
         """An incremental sync: only the PRs updated since they were cached are read; a partial sync
-        (rate limit, outage) leaves the days of the PRs it could not read missing and says so."""
+        (rate limit, outage) leaves the days of the PRs it could not read missing and says so. (Its PRs
+        are analysed after the sync: ``each_batch`` is not called.)"""
         from prdigest.sources.sync import sync
 
         result = sync(store, self, window)

@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, FileStatus, PullRequest, Window
-from prdigest.sources.base import Source, read_complete
+from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.parsing import excerpt, references
 
 if TYPE_CHECKING:
@@ -116,8 +116,8 @@ class GitSource(Source):
         """PRs and direct pushes merged in the window, oldest first."""
         return sorted(self.stream(window), key=lambda pr: pr.merged_at)
 
-    def read_into(self, store: Store, window: Window) -> list[str]:
-        return read_complete(store, self, window, self.stream(window))
+    def read_into(self, store: Store, window: Window, each_batch: BatchHook | None = None) -> list[str]:
+        return read_complete(store, self, window, self.stream(window), each_batch)
 
     def stream(self, window: Window) -> Iterator[PullRequest]:
         """The window's PRs as git gives them (newest first), with their diff excerpts, in batches: a

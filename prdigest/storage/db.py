@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -88,24 +89,22 @@ class Store:
 
     # --- pull requests --------------------------------------------------------
 
-    def upsert_prs(self, prs: Iterable[PullRequest]) -> int:
-        """Keep PRs, in one transaction, 500 rows at a time: ``prs`` may be a source's stream of any size."""
-        now = datetime.now(UTC).isoformat()
+    def upsert_prs(
+        self, prs: Iterable[PullRequest], each_batch: Callable[[list[PullRequest]], object] | None = None
+    ) -> int:
+        """Keep PRs, ``BATCH`` at a time, each batch in a transaction of its own: ``prs`` may be a source's
+        stream of any size, and the store's other users are not held up while it is read. ``each_batch``
+        is given every batch once it is stored."""
         count = 0
-
-        def rows() -> Iterator[dict[str, object]]:
-            nonlocal count
-            for pr in prs:
-                count += 1
-                yield {
-                    "uid": pr.uid, "repo": pr.repo, "number": pr.number, "sha": pr.sha, "title": pr.title,
-                    "body": pr.body, "author": pr.author, "merged_at": _utc(pr.merged_at),
-                    "paths": " ".join(f.path for f in pr.files or []), "source": pr.source,
-                    "content_hash": pr.content_hash(), "data": pr.model_dump_json(), "fetched_at": now,
-                }  # fmt: skip
-
-        with self.writing() as db:
-            db.table("prs").upsert_all(rows(), pk="uid", batch_size=BATCH)
+        stream = iter(prs)
+        while batch := list(islice(stream, BATCH)):
+            now = datetime.now(UTC).isoformat()
+            rows = [_pr_row(pr, now) for pr in batch]
+            with self.writing() as db:
+                db.table("prs").upsert_all(rows, pk="uid", batch_size=BATCH)
+            count += len(batch)
+            if each_batch is not None:
+                each_batch(batch)
         return count
 
     def prs_in_window(self, repo: str, window: Window, *, excerpts: bool = True) -> list[PullRequest]:
@@ -298,6 +297,15 @@ class Store:
                 "analyses": db["analyses"].count,
                 "reports": db["reports"].count,
             }
+
+
+def _pr_row(pr: PullRequest, now: str) -> dict[str, object]:
+    return {
+        "uid": pr.uid, "repo": pr.repo, "number": pr.number, "sha": pr.sha, "title": pr.title,
+        "body": pr.body, "author": pr.author, "merged_at": _utc(pr.merged_at),
+        "paths": " ".join(f.path for f in pr.files or []), "source": pr.source,
+        "content_hash": pr.content_hash(), "data": pr.model_dump_json(), "fetched_at": now,
+    }  # fmt: skip
 
 
 def _phrase(word: str) -> str:
