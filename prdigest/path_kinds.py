@@ -66,7 +66,13 @@ DEFAULT_CORE_GLOBS = (
 
 def matches(path: str, globs: tuple[str, ...] | list[str]) -> bool:
     """Glob match where `**/` may match nothing, so `**/tests/**` also matches `tests/x.py`."""
-    return _glob_pattern(tuple(globs)).match(path) is not None
+    return _matches(path, tuple(globs))
+
+
+@lru_cache(maxsize=65536)  # keyed on the globs' tuple, not the taxonomy that holds them (unhashable)
+def _matches(path: str, globs: tuple[str, ...]) -> bool:
+    """Cached per path and globs: a repository's core and tag globs are asked about every file of a week."""
+    return _glob_pattern(globs).match(path) is not None
 
 
 @lru_cache(maxsize=256)

@@ -126,6 +126,7 @@ def is_kind_word(word: str) -> bool:
     return word.replace(" ", "").lower() in _TYPE_TAGS
 
 
+@lru_cache(maxsize=4096)  # read by the tags, the summary and two risk rules: parsed once per title
 def parse_title(title: str) -> ParsedTitle:
     found: list[str] = []
     while prefix := _PREFIX.match(title):
