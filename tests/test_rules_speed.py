@@ -1,0 +1,208 @@
+"""The rules engine's shortcuts never change an answer: cached path classes answer as uncached ones, and
+every substring pre-check is a necessary condition of the regex it guards."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from prdigest import path_kinds
+from prdigest.analysis import risk_deps, risk_rules, rules
+from prdigest.analysis.facts import facts
+from prdigest.analysis.risk_common import may_hold
+from prdigest.analysis.taxonomy import is_core, parse_title
+from prdigest.config import Taxonomy
+from prdigest.danger import _COMMENT, _DANGEROUS, comments, is_comment
+from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+
+DEMO = FixtureSource(demo_fixture_path()).prs
+PATHS = [
+    *sorted({f.path for p in DEMO for f in p.files or []}),
+    "tests/x.py",
+    "a/tests/b/c.py",
+    "test_a.py",
+    "pkg/a_test.go",
+    "docs/index.md",
+    "README.MD",
+    ".github/workflows/ci.yml",
+    "docker/Dockerfile.rocm",
+    "requirements-dev.txt",
+    "examples/run.sh",
+    "src/core/engine.cu",
+    "x/experimental/y.py",
+    "notebooks/a.ipynb",
+    ".hidden/tool.py",
+    "",
+    "ünïcode/tests/ß.py",
+]
+# The lines the guarded regexes read: the demo week's diffs, and lines written to sit at their edges.
+LINES = [line for p in DEMO for line in (p.diff_excerpt or "").splitlines()] + [
+    "@pytest.mark.skip(reason='flaky')",
+    "@PYTEST.MARK.XFAIL",
+    "@pytest.mark.ſkip",  # re.I folds "ſ" to "s": not ASCII, so the pre-check lets the regex decide
+    "unittest.skip(",
+    "    disabled = True",
+    "DISABLED='x'",
+    "diſabled = True",
+    "  if: false",
+    "IF: ${{ false }}",
+    "# def test_a():",
+    "#   class TestA:",
+    "# CLASS TEST",
+    "FROM python:3.11",
+    "RUN pip install torch==2.1",
+    "RUN PIP3 INSTALL x==1",
+    "ARG VLLM_IMAGE_TAG=v0.9.1",
+    "ENV CUDA_VERSION=12.4",
+    "git checkout 0123abcd",
+    "GIT FETCH origin deadbeef12",
+    "SGLANG_COMMIT = 'abc'",
+    "Version = '1.0'",
+    "uv pip install flash-attn",
+    "python -m pip install x",
+    "frøm ℡ 𝔭ip",
+    "",
+]
+# Fragments whose random mixes reach the regexes' odd corners: the words in any case, unicode folds.
+FRAGMENTS = [
+    "@pytest.mark.",
+    "skip",
+    "xfail",
+    "if",
+    "unittest.skip(",
+    "disabled",
+    "=",
+    " ",
+    "True",
+    "'",
+    "\n",
+    "#",
+    "def test_",
+    "class Test",
+    "if:",
+    "false",
+    "${{",
+    "}}",
+    "FROM",
+    "img:1",
+    "pip",
+    "pip3",
+    "install",
+    "==",
+    "ARG",
+    "ENV",
+    "VERSION",
+    "_REF",
+    "_COMMIT",
+    "_TAG",
+    "_SHA",
+    "git",
+    "checkout",
+    "0123abc",
+    "ſ",
+    "\u212a",
+    "İ",
+    "ı",
+]
+
+
+def _samples(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        parts = [rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 8))]
+        text = "".join(p.upper() if rng.random() < 0.3 else p for p in parts)
+        out.append(text)
+    return out
+
+
+GUARDS = [
+    (risk_rules._DISABLED, risk_rules._DISABLED_WORDS),
+    (risk_deps._PINNED, risk_deps._PINNED_WORDS),
+]
+
+
+@pytest.mark.parametrize(("pattern", "words"), GUARDS)
+def test_pre_check_is_necessary(pattern: re.Pattern[str], words: tuple[str, ...]) -> None:
+    """Wherever the regex matches, the pre-check lets it run: the verdict is the regex's alone."""
+    texts = LINES + _samples(1, 20_000) + ["\n".join(LINES)]
+    for text in texts:
+        if pattern.search(text):
+            assert may_hold(text, words), text
+    assert all(word == word.lower() for word in words)
+
+
+def test_install_pre_check_is_necessary() -> None:
+    for text in LINES + _samples(2, 20_000):
+        if risk_deps._INSTALL.search(text):
+            assert "pip" in text, text
+
+
+def test_pre_check_answers_true_outside_ascii() -> None:
+    assert may_hold("diſabled = True", ("disabled",))
+    assert risk_rules._DISABLED.search("diſabled = True")  # why: re.I folds beyond str.lower
+    assert not may_hold("nothing here", ("disabled",))
+
+
+def test_danger_words_are_lower_case() -> None:
+    """The dangerous patterns' words are tested against lowered text as they are."""
+    assert all(word == word.lower() for word, _, _ in _DANGEROUS)
+
+
+def test_comments_are_the_comment_lines() -> None:
+    assert comments(LINES) == " ".join(line for line in LINES if is_comment(line))
+    assert [bool(_COMMENT.match(line)) for line in LINES] == [is_comment(line) for line in LINES]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        path_kinds.is_test,
+        path_kinds.is_doc,
+        path_kinds.is_ci,
+        path_kinds.is_example,
+        path_kinds.is_support,
+        path_kinds.is_dependency,
+    ],
+)
+def test_cached_path_kinds_answer_as_uncached(kind: object) -> None:
+    for path in PATHS * 2:  # the second round reads the cache
+        assert kind(path) == kind.__wrapped__(path), path  # type: ignore[attr-defined]
+
+
+def test_cached_glob_matches_answer_as_uncached() -> None:
+    globs = [
+        path_kinds.TEST_GLOBS,
+        path_kinds.DOC_GLOBS,
+        path_kinds.DEFAULT_CORE_GLOBS,
+        ("trainer/backends/**",),
+        ["**/megatron/**"],
+        (),
+    ]
+    for glob in globs:
+        for path in PATHS * 2:
+            expected = path_kinds._glob_pattern(tuple(glob)).match(path) is not None
+            assert path_kinds.matches(path, glob) == expected, (path, glob)
+    taxonomy = Taxonomy(core_paths=["trainer/backends/**"])
+    assert [is_core(p, taxonomy) for p in PATHS] == [
+        not (path_kinds.is_test(p) or path_kinds.is_doc(p))
+        and path_kinds._glob_pattern(("trainer/backends/**",)).match(p) is not None
+        for p in PATHS
+    ]
+
+
+def test_cached_titles_parse_as_uncached() -> None:
+    titles = [p.title for p in DEMO] + ["[ci, megatron] fix(scope)!: text", "(1/4) [3/7] feat: x", ""]
+    for title in titles * 2:
+        assert parse_title(title) == parse_title.__wrapped__(title)
+
+
+def test_severity_as_before() -> None:
+    """The comments are read last and only when needed: the harm found is the one found reading all."""
+    for pr in DEMO:
+        f = facts(pr, Taxonomy())
+        old = " ".join(line for line in f.diff_added if is_comment(line))
+        expected = next((m.group(0) for t in (pr.title, f.body, old) if (m := rules._SEVERE.search(t))), None)
+        assert rules.severity(pr, f) == expected
