@@ -50,6 +50,7 @@ class _Flight:
     users: int = 0
     built: Report | None = None
     after: int = -1  # the cache's revision when `built` was done
+    settings: Settings | None = None  # the settings it was built with
 
 
 class ReportMemo:
@@ -99,10 +100,10 @@ class ReportMemo:
                 found = self.get(key, before, settings)
                 if found is not None:  # built and kept while this thread waited
                     return found
-                if flight.built is not None and flight.after == before:
+                if flight.built is not None and flight.after == before and flight.settings is settings:
                     return flight.built  # built while this thread waited, and the cache is as it left it
                 built = build()
-                flight.built, flight.after = built, revision(store)
+                flight.built, flight.after, flight.settings = built, revision(store), settings
                 # A build that wrote to the cache (analyses of new PRs, days read) may also have raced
                 # another writer: only a build the revision stood still over is known to match it. The
                 # next request's build, over an unchanged cache, is kept.
