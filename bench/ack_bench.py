@@ -30,6 +30,7 @@ import tempfile
 import time
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -129,13 +130,13 @@ def _concurrent_acks(url: str, events: list[tuple[int, str]]) -> list[float | No
     return list(json.loads(done.stdout))
 
 
-def fire(host: str, port: int, path: str, requests: list[dict[str, object]]) -> list[float | None]:
+def fire(host: str, port: int, path: str, requests: list[dict[str, Any]]) -> list[float | None]:
     """The client process: every request on its own connection, all opened at once from one thread
     (no client thread waits for another's turn), and the ms from each connect to its response's end."""
     raw = []
     for request in requests:
         body = str(request["body"]).encode()
-        headers = dict(request["headers"])  # type: ignore[call-overload]
+        headers: dict[str, str] = request["headers"]
         lines = [f"POST {path} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(body)}",
                  "Connection: close", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
         raw.append(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
