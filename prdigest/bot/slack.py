@@ -22,7 +22,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -295,12 +295,9 @@ class AckFirst:
         environ["CONTENT_LENGTH"] = str(len(body))
         if not self._acks_first(environ, body):
             return self.bolt(environ, start_response)
-        request = WsgiHttpRequest(environ)
-        bolt_request = BoltRequest(
-            body=body.decode("utf-8"), query=request.query_string, headers=request.get_headers()
-        )
-        try:
-            self.dispatcher.submit(self._dispatch, bolt_request)
+        http = WsgiHttpRequest(environ)
+        try:  # Bolt's request (it parses the body again) is built after the ack too
+            self.dispatcher.submit(self._dispatch, body, http.query_string, http.get_headers())
         except RuntimeError:  # stopping: no ack, and Slack sends the event again
             return http_response(start_response, "503 Service Unavailable", b"", "text/plain;charset=utf-8")
         return http_response(start_response, "200 OK", b"", "text/plain;charset=utf-8")
@@ -323,7 +320,7 @@ class AckFirst:
             return False
         return isinstance(parsed, dict) and parsed.get("type") == "event_callback"
 
-    def _dispatch(self, request: BoltRequest) -> None:
+    def _dispatch(self, body: bytes, query: str, headers: dict[str, str | Sequence[str]]) -> None:
         deadline = time.monotonic() + MAX_DEFER_S
         while (now := time.monotonic()) < deadline:
             with self._lock:
@@ -332,7 +329,9 @@ class AckFirst:
                 break
             time.sleep(QUIET_S - quiet)
         try:
-            response = self.bolt.app.dispatch(request)
+            response = self.bolt.app.dispatch(
+                BoltRequest(body=body.decode("utf-8"), query=query, headers=headers)
+            )
         except Exception:
             log.exception("Slack: Bolt failed on an event acked already")
             return
