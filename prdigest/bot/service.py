@@ -69,7 +69,6 @@ class Service:
         self._add_adapters()
         self.scheduler = WeeklyScheduler(settings, store, self.deliverers)
         self.services.on_subscriptions_changed = self.scheduler.rebuild
-        self.stopped = threading.Event()
 
     def _add_adapters(self) -> None:
         from prdigest.bot.adapters import chat_adapters
@@ -94,11 +93,15 @@ class Service:
             adapter.stop()
         self.core.close()
         self.web.stop()
-        self.stopped.set()
 
     def run_forever(self) -> None:
-        """Start, then wait for SIGTERM or SIGINT and stop cleanly."""
-        self.start()
+        """Start, then wait for SIGTERM or SIGINT and stop cleanly.
+
+        The handlers are in place before anything starts: a signal that comes while the service starts
+        (a quick restart) stops it once it has started, instead of killing it half-way."""
+        asked = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: threading.Thread(target=self.stop, daemon=True).start())
-        self.stopped.wait()
+            signal.signal(sig, lambda *_: asked.set())
+        self.start()
+        asked.wait()
+        self.stop()
