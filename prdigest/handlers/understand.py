@@ -38,6 +38,7 @@ _ASKED_LANG: tuple[tuple[Lang, re.Pattern[str]], ...] = (
 )
 _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
 
+
 def _words(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(patterns), re.I)
 
@@ -76,6 +77,8 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # A message that says no more than "the PRs merged" (and a period) lists them: "PRs merged yesterday",
 # "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
 _LISTING = _words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并", r"PR")
+# The word lists read best packed, several to a line.
+# fmt: off
 _FILLER = _words(
     r"\b(?:show|me|list|give|all|the|a|of|in|on|were|was|is|are|what|which|please|prs?|pull|requests?|merged|"
     r"got|have|been|that|there|any|new|recent|recently|latest|we|our|did|from|for)\b",
@@ -98,6 +101,7 @@ _QUESTION = _words(
     r"should|would|will|has|have|any)\b", r"\b(?:what|why|how|who|which|when|where)\b",
     "吗", "呢", "么", "什么", "为什么", "怎么", "怎样", "哪", "谁", "几", "多少", "是否", "有没有", "是不是",
 )
+# fmt: on
 # "#2126", "PR 1740", "pull request 12", "42号PR".
 _PR = re.compile(r"(?:#|\b(?:pr|pull request|pull|mr)\s*#?\s*)(-?\d+)\b|(\d+)\s*号\s*(?=PR|pr)", re.I)
 _BARE_NUMBER = re.compile(r"(?<![\w#.:/-])(\d{1,9})(?![\w.:/-])")

@@ -88,8 +88,9 @@ def find_period(text: str) -> Period | None:
     # "the week of Aug 3", "8月3日那周": the Monday-to-Sunday week holding the day.
     week_before, week_after = _WEEK_OF.search(text[max(0, start - 12) : start]), _THAT_WEEK.match(text, end)
     if week_before or week_after:
-        start, end = start - (len(week_before.group(0)) if week_before else 0), (
-            week_after.end() if week_after else end
+        start, end = (
+            start - (len(week_before.group(0)) if week_before else 0),
+            (week_after.end() if week_after else end),
         )
         return Period(start, end, _week_holding(resolve))
     # "since last week", "上周以来": from the period's first day to today.
