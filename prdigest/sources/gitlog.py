@@ -8,8 +8,11 @@ fields stay None (unknown).
 
 from __future__ import annotations
 
+import os
+import queue
 import re
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,6 +39,9 @@ _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
 DELTA_BASE_CACHE = "16m"
+# git's output read ahead of the parser, per git process: up to AHEAD_BLOCKS blocks of BLOCK bytes.
+BLOCK = 1 << 20
+AHEAD_BLOCKS = 16
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -162,12 +168,18 @@ class GitSource(Source):
             raise SourceError("git is not installed (needed to read a local clone)") from None
         assert proc.stdout is not None and proc.stderr is not None
         finished = False
+        blocks: queue.Queue[bytes] = queue.Queue(maxsize=AHEAD_BLOCKS)
+        pump = threading.Thread(target=_pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
+        pump.start()
         try:
-            yield from _records(proc.stdout)
+            yield from _records(iter(blocks.get, b""))
             finished = True
         finally:
             if not finished:
                 proc.kill()  # the reader stopped early, or failed
+                while blocks.get():  # the pump reads to the end of the killed process's output
+                    pass
+            pump.join(timeout=60)
             proc.stdout.close()
             stderr = proc.stderr.read().decode(errors="replace")
             proc.stderr.close()
@@ -298,12 +310,25 @@ def _header(header: str) -> _Commit:
     )
 
 
-def _records(stream: IO[bytes]) -> Iterator[str]:
+def _pump(stream: IO[bytes], blocks: queue.Queue[bytes]) -> None:
+    """Move git's output into ``blocks`` as it comes, then an empty block: git writes on while the
+    commits already read are parsed and analysed (a pipe alone lets it run 64 KB ahead)."""
+    try:
+        fd = stream.fileno()
+        for block in iter(lambda: os.read(fd, BLOCK), b""):  # what the pipe holds, up to BLOCK
+            blocks.put(block)
+    except (OSError, ValueError):  # the reader closed the pipe: nothing more to move
+        pass
+    finally:
+        blocks.put(b"")
+
+
+def _records(blocks: Iterator[bytes]) -> Iterator[str]:
     """The records of git's output, each from its \x1e on. A record starts a line (or follows the NUL
     that ends a record without a patch): an \x1e inside a line is a file's content, not a new record."""
     pending: list[bytes] = []
     last = b"\n"  # the byte before the data read so far
-    for block in iter(lambda: stream.read(1 << 16), b""):
+    for block in blocks:
         pieces = block.split(b"\x1e")
         pending.append(pieces[0])
         last = pieces[0][-1:] or last
