@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections.abc import Callable, Iterator
-from contextlib import suppress
+from contextlib import ContextDecorator, suppress
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -215,6 +217,36 @@ def ask_llm(
     return engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source)), engine
 
 
+class _CollectorPause(ContextDecorator):
+    """The cyclic garbage collector paused while any report is built, resumed after the last one.
+
+    A report of a large window makes hundreds of MB of long-lived objects (PRs, analyses) and few
+    cycles, and every full collection walks them all: 15 s of a 20,000-PR report's 48 went to it.
+    Concurrent builds (the bot's threads) share one pause."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._builds = 0
+        self._was_enabled = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._builds == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._builds += 1
+
+    def __exit__(self, *_: object) -> None:
+        with self._lock:
+            self._builds -= 1
+            if self._builds == 0 and self._was_enabled:
+                gc.enable()
+
+
+collector_paused = _CollectorPause()
+
+
+@collector_paused
 def make_report(
     settings: Settings,
     store: Store,
