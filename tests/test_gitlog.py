@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,14 @@ def test_small_batches_read_the_same_prs(repo: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(gitlog, "BATCH", 1)
     assert GitSource(repo).fetch(WEEK) == whole
     assert by_number(whole)[13].author == "Dave"  # a merge's branch author, resolved within its batch
+
+
+@pytest.mark.timeout(20)
+def test_a_reader_that_stops_early_ends_git_and_its_pump(repo: Path) -> None:
+    before = threading.active_count()
+    for _ in range(3):
+        stream = GitSource(repo).stream(WEEK)
+        assert next(stream).number is not None
+        stream.close()  # mid-way: git is killed, its pump ends
+    assert GitSource(repo).fetch_pr(14) is not None  # the history's last record: the pump already ended
+    assert threading.active_count() == before

@@ -8,6 +8,7 @@ fields stay None (unknown).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -177,8 +178,9 @@ class GitSource(Source):
         finally:
             if not finished:
                 proc.kill()  # the reader stopped early, or failed
-                while blocks.get():  # the pump reads to the end of the killed process's output
-                    pass
+                while pump.is_alive():  # let the pump read to the end of the killed process's output
+                    with contextlib.suppress(queue.Empty):
+                        blocks.get(timeout=0.05)
             pump.join(timeout=60)
             proc.stdout.close()
             stderr = proc.stderr.read().decode(errors="replace")
