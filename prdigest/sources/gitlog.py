@@ -9,7 +9,6 @@ fields stay None (unknown).
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import re
 import subprocess
@@ -19,11 +18,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import zip_longest
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from prdigest.errors import SourceError
-from prdigest.models import FileChange, FileStatus, PullRequest, Window
+from prdigest.models import FileChange, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
+from prdigest.sources.git_output import AHEAD_BLOCKS, numstat_changes, pump, records
 from prdigest.sources.parsing import excerpt, references
 
 if TYPE_CHECKING:
@@ -40,9 +40,6 @@ _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
 DELTA_BASE_CACHE = "16m"
-# git's output read ahead of the parser, per git process: up to AHEAD_BLOCKS blocks of BLOCK bytes.
-BLOCK = 1 << 20
-AHEAD_BLOCKS = 16
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -170,18 +167,18 @@ class GitSource(Source):
         assert proc.stdout is not None and proc.stderr is not None
         finished = False
         blocks: queue.Queue[bytes] = queue.Queue(maxsize=AHEAD_BLOCKS)
-        pump = threading.Thread(target=_pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
-        pump.start()
+        mover = threading.Thread(target=pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
+        mover.start()
         try:
-            yield from _records(iter(blocks.get, b""))
+            yield from records(iter(blocks.get, b""))
             finished = True
         finally:
             if not finished:
                 proc.kill()  # the reader stopped early, or failed
-                while pump.is_alive():  # let the pump read to the end of the killed process's output
+                while mover.is_alive():  # let the pump read to the end of the killed process's output
                     with contextlib.suppress(queue.Empty):
                         blocks.get(timeout=0.05)
-            pump.join(timeout=60)
+            mover.join(timeout=60)
             proc.stdout.close()
             stderr = proc.stderr.read().decode(errors="replace")
             proc.stderr.close()
@@ -312,90 +309,7 @@ def _header(header: str) -> _Commit:
     )
 
 
-def _pump(stream: IO[bytes], blocks: queue.Queue[bytes]) -> None:
-    """Move git's output into ``blocks`` as it comes, then an empty block: git writes on while the
-    commits already read are parsed and analysed (a pipe alone lets it run 64 KB ahead)."""
-    try:
-        fd = stream.fileno()
-        for block in iter(lambda: os.read(fd, BLOCK), b""):  # what the pipe holds, up to BLOCK
-            blocks.put(block)
-    except (OSError, ValueError):  # the reader closed the pipe: nothing more to move
-        pass
-    finally:
-        blocks.put(b"")
-
-
-def _records(blocks: Iterator[bytes]) -> Iterator[str]:
-    """The records of git's output, each from its \x1e on. A record starts a line (or follows the NUL
-    that ends a record without a patch): an \x1e inside a line is a file's content, not a new record."""
-    pending: list[bytes] = []
-    last = b"\n"  # the byte before the data read so far
-    for block in blocks:
-        pieces = block.split(b"\x1e")
-        pending.append(pieces[0])
-        last = pieces[0][-1:] or last
-        for piece in pieces[1:]:
-            if last in (b"\n", b"\0"):
-                record = b"".join(pending)
-                if record:
-                    yield record.decode("utf-8", errors="replace")
-                pending = [b"\x1e" + piece]
-            else:
-                pending.append(b"\x1e" + piece)
-            last = piece[-1:] or b"\x1e"
-    record = b"".join(pending)
-    if record:
-        yield record.decode("utf-8", errors="replace")
-
-
 def identity(name: str, email: str) -> str:
     """A GitHub login where the email gives it away (noreply addresses), else the author's name."""
     match = _NOREPLY.match(email.strip())
     return match.group(1) if match else (name.strip() or email.strip())
-
-
-_STATUS: dict[str, FileStatus] = {
-    "A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"
-}  # fmt: skip
-
-
-def numstat_changes(tokens: list[str]) -> list[FileChange]:
-    """Parse `--raw --numstat -z` output: raw entries give the status, numstat the line counts."""
-    status: dict[str, tuple[FileStatus, str | None]] = {}
-    counts: dict[str, tuple[int | None, int | None]] = {}
-    order: list[str] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i].lstrip("\n")
-        if not token:
-            i += 1
-            continue
-        if token.startswith(":"):
-            letter = token.split()[-1][0]
-            if letter in "RC":
-                old, new = tokens[i + 1], tokens[i + 2]
-                status[new] = (_STATUS[letter], old)
-                i += 3
-            else:
-                path = tokens[i + 1]
-                status[path] = (_STATUS.get(letter, "modified"), None)
-                i += 2
-            continue
-        added, deleted, path = token.split("\t", 2)
-        if not path:  # a rename: the old and the new path follow
-            path = tokens[i + 2]
-            i += 3
-        else:
-            i += 1
-        counts[path] = (None, None) if added == "-" else (int(added), int(deleted))
-        order.append(path)
-    files = []
-    for path in order:
-        kind, previous = status.get(path, ("modified", None))
-        additions, deletions = counts[path]
-        files.append(
-            FileChange(
-                path=path, additions=additions, deletions=deletions, status=kind, previous_path=previous
-            )
-        )
-    return files

@@ -1,0 +1,98 @@
+"""git's output as prdigest reads it: a stream of records moved off the pipe as it comes, and a commit's
+file changes from `--raw --numstat -z`."""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Iterator
+from typing import IO
+
+from prdigest.models import FileChange, FileStatus
+
+# git's output read ahead of the parser, per git process: up to AHEAD_BLOCKS blocks of BLOCK bytes.
+BLOCK = 1 << 20
+AHEAD_BLOCKS = 16
+
+
+def pump(stream: IO[bytes], blocks: queue.Queue[bytes]) -> None:
+    """Move git's output into ``blocks`` as it comes, then an empty block: git writes on while the
+    commits already read are parsed and analysed (a pipe alone lets it run 64 KB ahead)."""
+    try:
+        fd = stream.fileno()
+        for block in iter(lambda: os.read(fd, BLOCK), b""):  # what the pipe holds, up to BLOCK
+            blocks.put(block)
+    except (OSError, ValueError):  # the reader closed the pipe: nothing more to move
+        pass
+    finally:
+        blocks.put(b"")
+
+
+def records(blocks: Iterator[bytes]) -> Iterator[str]:
+    """The records of git's output, each from its \x1e on. A record starts a line (or follows the NUL
+    that ends a record without a patch): an \x1e inside a line is a file's content, not a new record."""
+    pending: list[bytes] = []
+    last = b"\n"  # the byte before the data read so far
+    for block in blocks:
+        pieces = block.split(b"\x1e")
+        pending.append(pieces[0])
+        last = pieces[0][-1:] or last
+        for piece in pieces[1:]:
+            if last in (b"\n", b"\0"):
+                record = b"".join(pending)
+                if record:
+                    yield record.decode("utf-8", errors="replace")
+                pending = [b"\x1e" + piece]
+            else:
+                pending.append(b"\x1e" + piece)
+            last = piece[-1:] or b"\x1e"
+    record = b"".join(pending)
+    if record:
+        yield record.decode("utf-8", errors="replace")
+
+
+_STATUS: dict[str, FileStatus] = {
+    "A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"
+}  # fmt: skip
+
+
+def numstat_changes(tokens: list[str]) -> list[FileChange]:
+    """Parse `--raw --numstat -z` output: raw entries give the status, numstat the line counts."""
+    status: dict[str, tuple[FileStatus, str | None]] = {}
+    counts: dict[str, tuple[int | None, int | None]] = {}
+    order: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i].lstrip("\n")
+        if not token:
+            i += 1
+            continue
+        if token.startswith(":"):
+            letter = token.split()[-1][0]
+            if letter in "RC":
+                old, new = tokens[i + 1], tokens[i + 2]
+                status[new] = (_STATUS[letter], old)
+                i += 3
+            else:
+                path = tokens[i + 1]
+                status[path] = (_STATUS.get(letter, "modified"), None)
+                i += 2
+            continue
+        added, deleted, path = token.split("\t", 2)
+        if not path:  # a rename: the old and the new path follow
+            path = tokens[i + 2]
+            i += 3
+        else:
+            i += 1
+        counts[path] = (None, None) if added == "-" else (int(added), int(deleted))
+        order.append(path)
+    files = []
+    for path in order:
+        kind, previous = status.get(path, ("modified", None))
+        additions, deletions = counts[path]
+        files.append(
+            FileChange(
+                path=path, additions=additions, deletions=deletions, status=kind, previous_path=previous
+            )
+        )
+    return files
