@@ -221,8 +221,8 @@ class _CollectorPause(ContextDecorator):
     """The cyclic garbage collector paused while any report is built, resumed after the last one.
 
     A report of a large window makes hundreds of MB of long-lived objects (PRs, analyses) and few
-    cycles, and every full collection walks them all: 15 s of a 20,000-PR report's 48 went to it.
-    Concurrent builds (the bot's threads) share one pause."""
+    cycles, and every full collection walks them all (at 20,000 PRs, `build_report` took 2.3-3.3 s with
+    the collector on, 1.2 s without). Concurrent builds (the bot's threads) share one pause."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
