@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -140,7 +141,7 @@ def hostile_report(lang: str) -> Report:
     prs = []
     for i, pr in enumerate(demo_source().prs):
         files = [
-            f.model_copy(update={"path": f"{f.path}/{HOSTILE[i % len(HOSTILE)]}"}) for f in pr.files or []
+            replace(f, path=f"{f.path}/{HOSTILE[i % len(HOSTILE)]}") for f in pr.files or []
         ]
         files.append(
             FileChange(path=f"tests/{HOSTILE[(i + 1) % len(HOSTILE)]}.py", additions=0, deletions=40)
