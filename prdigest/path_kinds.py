@@ -69,7 +69,7 @@ def matches(path: str, globs: tuple[str, ...] | list[str]) -> bool:
     return _matches(path, tuple(globs))
 
 
-@lru_cache(maxsize=65536)  # keyed on the globs' tuple, not the taxonomy that holds them (unhashable)
+@lru_cache(maxsize=16384)  # keyed on the globs' tuple, not the taxonomy that holds them (unhashable)
 def _matches(path: str, globs: tuple[str, ...]) -> bool:
     """Cached per path and globs: a repository's core and tag globs are asked about every file of a week."""
     return _glob_pattern(globs).match(path) is not None
@@ -82,17 +82,17 @@ def _glob_pattern(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in variants) or "(?!)")
 
 
-@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
+@lru_cache(maxsize=16384)  # a week's paths are asked about by many rules
 def is_test(path: str) -> bool:
     return matches(path, TEST_GLOBS)
 
 
-@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
+@lru_cache(maxsize=16384)  # a week's paths are asked about by many rules
 def is_doc(path: str) -> bool:
     return matches(path, DOC_GLOBS) and not is_test(path)
 
 
-@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
+@lru_cache(maxsize=16384)  # a week's paths are asked about by many rules
 def is_ci(path: str) -> bool:
     return matches(path, CI_GLOBS)
 
@@ -100,16 +100,16 @@ def is_ci(path: str) -> bool:
 EXAMPLE_GLOBS = ("examples/**", "**/examples/**", "example/**", "**/experimental/**")
 
 
-@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
+@lru_cache(maxsize=16384)  # a week's paths are asked about by many rules
 def is_example(path: str) -> bool:
     return matches(path, EXAMPLE_GLOBS)
 
 
-@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
+@lru_cache(maxsize=16384)  # a week's paths are asked about by many rules
 def is_support(path: str) -> bool:
     return matches(path, SUPPORT_GLOBS)
 
 
-@lru_cache(maxsize=65536)  # a week's paths are asked about by many rules
+@lru_cache(maxsize=16384)  # a week's paths are asked about by many rules
 def is_dependency(path: str) -> bool:
     return matches(path, DEPENDENCY_GLOBS)

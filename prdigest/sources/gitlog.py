@@ -149,7 +149,12 @@ class GitSource(Source):
         """Stream `git log --first-parent` output, one \x1e-started record at a time."""
         # git keeps up to 96 MB of delta bases per process by default: a walk over tens of thousands of
         # commits reaches it, twice (two walks run side by side); 16 MB costs no time on real histories.
-        config = ("-c", f"core.deltaBaseCacheLimit={DELTA_BASE_CACHE}")
+        # It also maps the pack in windows of up to 1 GB that stay resident as the walk touches them
+        # (a 20,000-commit walk: 76 MB per process; 4 MB windows, at most 16 MB mapped: 47 MB, no slower).
+        config = (
+            *("-c", f"core.deltaBaseCacheLimit={DELTA_BASE_CACHE}"),
+            *("-c", "core.packedGitWindowSize=4m", "-c", "core.packedGitLimit=16m"),
+        )
         cmd = [
             "git",
             *config,
