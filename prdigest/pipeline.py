@@ -246,6 +246,51 @@ class _CollectorPause(ContextDecorator):
 collector_paused = _CollectorPause()
 
 
+def _compute(
+    settings: Settings,
+    store: Store,
+    source: Source | None,
+    name: str,
+    window: Window,
+    lang: str,
+    use_llm: bool,
+    progress: Callable[[str], None],
+) -> Report:
+    """The report of the window in the cache; its PRs and analyses are dropped on return (a large window's
+    are hundreds of MB, and the report is saved and rendered next)."""
+    taxonomy = settings.repo(name).taxonomy
+    # The report shows no diff: its PRs are read without them (a large window's are hundreds of MB).
+    prs = store.prs_in_window(name, window, excerpts=False)
+    if source is not None:
+        unavailable = source.unavailable
+    else:
+        known = store.signals_known(name, window, OPTIONAL_SIGNALS)
+        unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and s not in known)
+    progress(f"analysing {len(prs)} PRs")
+    analyses = analyse_window(store, name, window, taxonomy, lang)
+    engine = None
+    if settings.llm is not None and use_llm:
+        full = store.prs_in_window(name, window)  # the model reads the diffs
+        analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang, progress)
+    progress("building the report")
+    report = build_report(
+        name,
+        window,
+        prs,
+        source=source.kind if source else "cache",
+        unavailable=unavailable,
+        settings=settings.report,
+        analyses=analyses,
+        taxonomy=taxonomy,
+        lang=lang,
+    )
+    if engine is not None:
+        progress("writing the narrative")
+        report = engine.narrate(report, analyses)
+        report.llm_usage = engine.usage()
+    return report
+
+
 @collector_paused
 def make_report(
     settings: Settings,
@@ -278,7 +323,6 @@ def make_report(
         if refresh:
             progress(f"reading {source.kind} source for {name}")
             warnings = read_window(store, source, window, analyse_batch)
-        unavailable: tuple[str, ...] = source.unavailable
     elif store.count_prs(name) == 0:
         raise SourceError(
             f"the cache holds no PRs of {name}; read them with --git PATH, "
@@ -289,35 +333,10 @@ def make_report(
     else:
         warnings, gaps = read_missing(store, source, name, window, now, analyse_batch)
     warnings += [missing_text(gaps, name, lang)] if gaps else []
-    # The report shows no diff: its PRs are read without them (a large window's are hundreds of MB).
-    prs = store.prs_in_window(name, window, excerpts=False)
-    if source is None:
-        known = store.signals_known(name, window, OPTIONAL_SIGNALS)
-        unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and s not in known)
-    progress(f"analysing {len(prs)} PRs")
-    analyses = analyse_window(store, name, window, taxonomy, lang)
-    engine = None
-    if settings.llm is not None and use_llm:
-        full = store.prs_in_window(name, window)  # the model reads the diffs
-        analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang, progress)
-    progress("building the report")
-    report = build_report(
-        name,
-        window,
-        prs,
-        source=source.kind if source else "cache",
-        unavailable=unavailable,
-        settings=settings.report,
-        analyses=analyses,
-        taxonomy=taxonomy,
-        lang=lang,
-    )
-    if engine is not None:
-        progress("writing the narrative")
-        report = engine.narrate(report, analyses)
-        report.llm_usage = engine.usage()
+    report = _compute(settings, store, source, name, window, lang, use_llm, progress)
     report.history = history(store, source, name, window, now)
-    newest = None if prs else newest_merged(store, source, name)
+    empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
+    newest = newest_merged(store, source, name) if empty else None
     if newest is not None and not window.contains(newest[2]):
         warnings.append(newest_text(newest, name, window, lang))
     report.warnings = warnings
