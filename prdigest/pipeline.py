@@ -39,7 +39,7 @@ def read_window(
     store: Store, source: Source, window: Window, each_batch: BatchHook | None = None
 ) -> list[str]:
     """Bring the window into the cache from the source and record the days it read completely; returns
-    warnings for the report (a partial sync). ``each_batch`` gets the PRs as they are stored."""
+    warnings for the report (a partial sync). ``each_batch`` gets the PRs as they are stored (BatchHook)."""
     return source.read_into(store, window, each_batch)
 
 
@@ -313,10 +313,11 @@ def make_report(
     now = now or datetime.now(UTC)
     taxonomy = settings.repo(name).taxonomy
 
-    def analyse_batch(batch: list[PullRequest]) -> None:
+    def analyse_batch(batch: list[PullRequest]) -> dict[str, str]:
         # The rules analyse each batch as it is stored, while the source reads on (git runs meanwhile),
         # with its diffs in hand: no PR is read back from the cache for its diff.
-        analyse_prs(store, batch, taxonomy, lang)
+        analyses = analyse_prs(store, batch, taxonomy, lang)
+        return {pr.uid: analyses[pr.number].summary for pr in batch if pr.number in analyses}
 
     warnings: list[str] = []
     if source is not None:

@@ -13,6 +13,7 @@ from prdigest.errors import StorageError
 from prdigest.models import PRAnalysis, PullRequest, Window
 from prdigest.storage import Store
 from prdigest.storage.db import analysis_key
+from prdigest.storage.llm_log import pr_summaries
 from prdigest.storage.migrations import MIGRATIONS
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
@@ -120,6 +121,31 @@ def test_full_text_index_follows_upserts_and_summaries(store: Store) -> None:
     assert [p.number for p in store.search_prs(['"AND (', "fp8)", ""])] == [6]
 
 
+def test_summaries_given_with_a_batch_are_stored_with_the_new_prs_only(store: Store) -> None:
+    seen: list[list[int | None]] = []
+
+    def hook(batch: list[PullRequest]) -> dict[str, str]:
+        seen.append([p.number for p in batch])
+        return {p.uid: f"summary of {p.number} quokka" for p in batch if p.number is not None}
+
+    store.upsert_prs([pr(6, "feat: kernel")])
+    store.put_analysis(
+        pr(6, "feat: kernel"),
+        PRAnalysis(repo="acme/x", number=6, summary="an LLM wombat summary", importance=5, insight=2),
+        "en",
+    )
+    assert store.upsert_prs([pr(6, "feat: kernel"), pr(8, "docs: readme"), pr(None, "a push")], hook) == 3
+    assert seen == [[6, 8, None]]
+    # The new PR is found by its summary; the known one keeps the summary it had (in a batch with a new
+    # one, it is not given a null one either).
+    assert [p.number for p in store.search_prs(["quokka"])] == [8]
+    assert [p.number for p in store.search_prs(["wombat"])] == [6]
+    assert pr_summaries(store, "acme/x", [6, 8]) == {6: "an LLM wombat summary", 8: "summary of 8 quokka"}
+    # Rewritten unchanged, a row stays in the index as it was.
+    store.upsert_prs([pr(6, "feat: kernel"), pr(8, "docs: readme")])
+    assert sorted(p.number or 0 for p in store.search_prs(["quokka", "wombat"])) == [6, 8]
+
+
 def test_search_ranks_title_matches_first_and_reads_word_starts(store: Store) -> None:
     long_body = "In this change the quantization path is touched once, among many other things. " * 5
     store.upsert_prs(
@@ -192,9 +218,11 @@ def test_a_stream_of_prs_is_stored_batch_by_batch(store: Store, monkeypatch: pyt
 
     stored: list[list[int | None]] = []
 
-    def each_batch(batch: list[PullRequest]) -> None:
+    def each_batch(batch: list[PullRequest]) -> dict[str, str]:
         stored.append([p.number for p in batch])
-        assert store.count_prs("acme/x") == len(taken)  # given once stored, before the next is read
+        # Given as it is read, before it is stored; the next batch is read after.
+        assert store.count_prs("acme/x") == len(taken) - len(batch)
+        return {}
 
     assert store.upsert_prs(stream(), each_batch) == 5
     assert taken == [1, 2, 3, 4, 5] and store.count_prs("acme/x") == 5

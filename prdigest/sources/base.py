@@ -11,7 +11,7 @@ none of them) rather than answering "none" (rule 2), and up to when what it give
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from prdigest.storage import Store
 
 
-# What a caller does with each batch of PRs a source has just stored.
-BatchHook = Callable[[list[PullRequest]], object]
+# What a caller does with each batch of PRs a source is about to store: it returns their summaries by uid
+# (an analysis's), stored with the PRs that are new to the cache (the full-text index reads each once).
+BatchHook = Callable[[list[PullRequest]], Mapping[str, str]]
 
 
 class Source(Protocol):
@@ -67,8 +68,8 @@ class Source(Protocol):
 
     def read_into(self, store: Store, window: Window, each_batch: BatchHook | None = None) -> list[str]:
         """Bring the window into the cache and record the days read completely; warnings for the report
-        (a partial read). A source that reads in batches gives ``each_batch`` each batch once stored (the
-        pipeline analyses it while the source reads on); one that does not may ignore it."""
+        (a partial read). A source that reads in batches gives ``each_batch`` each batch as it stores it
+        (the pipeline analyses it while the source reads on); one that does not may ignore it."""
         return read_complete(store, self, window, each_batch=each_batch)
 
 

@@ -3,11 +3,15 @@ file changes from `--raw --numstat -z`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import subprocess
+import threading
 from collections.abc import Iterator
 from typing import IO
 
+from prdigest.errors import SourceError
 from prdigest.models import FileChange, FileStatus
 
 # git's output read ahead of the parser, per git process: up to AHEAD_BLOCKS blocks of BLOCK bytes.
@@ -26,6 +30,36 @@ def pump(stream: IO[bytes], blocks: queue.Queue[bytes]) -> None:
         pass
     finally:
         blocks.put(b"")
+
+
+def stream_records(cmd: list[str], failed: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """The \x1e-started records of a command's output (git's, or a child of prdigest's that writes as git
+    does), moved off its pipe as they come; a SourceError starting with ``failed`` when it fails."""
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except FileNotFoundError:
+        raise SourceError(f"{cmd[0]} is not installed (needed to read a local clone)") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    finished = False
+    blocks: queue.Queue[bytes] = queue.Queue(maxsize=AHEAD_BLOCKS)
+    mover = threading.Thread(target=pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
+    mover.start()
+    try:
+        yield from records(iter(blocks.get, b""))
+        finished = True
+    finally:
+        if not finished:
+            proc.kill()  # the reader stopped early, or failed
+            while mover.is_alive():  # let the pump read to the end of the killed process's output
+                with contextlib.suppress(queue.Empty):
+                    blocks.get(timeout=0.05)
+        mover.join(timeout=60)
+        proc.stdout.close()
+        stderr = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        returncode = proc.wait(timeout=60)
+    if returncode != 0:
+        raise SourceError(f"{failed}: {stderr.strip()}")
 
 
 def records(blocks: Iterator[bytes]) -> Iterator[str]:

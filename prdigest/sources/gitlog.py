@@ -8,11 +8,8 @@ fields stay None (unknown).
 
 from __future__ import annotations
 
-import contextlib
-import queue
 import re
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,7 +20,7 @@ from typing import TYPE_CHECKING
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
-from prdigest.sources.git_output import AHEAD_BLOCKS, numstat_changes, pump, records
+from prdigest.sources.git_output import numstat_changes, stream_records
 from prdigest.sources.parsing import excerpt, references
 
 if TYPE_CHECKING:
@@ -39,7 +36,14 @@ _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
-DELTA_BASE_CACHE = "16m"
+# git keeps up to 96 MB of delta bases per process by default: a walk over tens of thousands of commits
+# reaches it, twice (two walks run side by side); 16 MB costs no time on real histories. It also maps the
+# pack in windows of up to 1 GB that stay resident as the walk touches them (a 20,000-commit walk: 76 MB
+# per process; 4 MB windows, at most 16 MB mapped: 47 MB, no slower).
+_CONFIG = (
+    *("-c", "core.deltaBaseCacheLimit=16m"),
+    *("-c", "core.packedGitWindowSize=4m", "-c", "core.packedGitLimit=16m"),
+)
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -147,17 +151,12 @@ class GitSource(Source):
 
     def _log(self, *args: str) -> Iterator[str]:
         """Stream `git log --first-parent` output, one \x1e-started record at a time."""
-        # git keeps up to 96 MB of delta bases per process by default: a walk over tens of thousands of
-        # commits reaches it, twice (two walks run side by side); 16 MB costs no time on real histories.
-        # It also maps the pack in windows of up to 1 GB that stay resident as the walk touches them
-        # (a 20,000-commit walk: 76 MB per process; 4 MB windows, at most 16 MB mapped: 47 MB, no slower).
-        config = (
-            *("-c", f"core.deltaBaseCacheLimit={DELTA_BASE_CACHE}"),
-            *("-c", "core.packedGitWindowSize=4m", "-c", "core.packedGitLimit=16m"),
-        )
-        cmd = [
+        return stream_records(self._log_cmd(*args), f"git log failed in {self.path}")
+
+    def _log_cmd(self, *args: str) -> list[str]:
+        return [
             "git",
-            *config,
+            *_CONFIG,
             "-C",
             str(self.path),
             "log",
@@ -165,31 +164,6 @@ class GitSource(Source):
             "--diff-merges=first-parent",
             *args,
         ]
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except FileNotFoundError:
-            raise SourceError("git is not installed (needed to read a local clone)") from None
-        assert proc.stdout is not None and proc.stderr is not None
-        finished = False
-        blocks: queue.Queue[bytes] = queue.Queue(maxsize=AHEAD_BLOCKS)
-        mover = threading.Thread(target=pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
-        mover.start()
-        try:
-            yield from records(iter(blocks.get, b""))
-            finished = True
-        finally:
-            if not finished:
-                proc.kill()  # the reader stopped early, or failed
-                while mover.is_alive():  # let the pump read to the end of the killed process's output
-                    with contextlib.suppress(queue.Empty):
-                        blocks.get(timeout=0.05)
-            mover.join(timeout=60)
-            proc.stdout.close()
-            stderr = proc.stderr.read().decode(errors="replace")
-            proc.stderr.close()
-            returncode = proc.wait(timeout=60)
-        if returncode != 0:
-            raise SourceError(f"git log failed in {self.path}: {stderr.strip()}")
 
     def fetch_pr(self, number: int) -> PullRequest | None:
         """One PR by number, from anywhere in the first-parent history; None when no commit names it."""
@@ -233,18 +207,22 @@ class GitSource(Source):
         counts the `-U0` diff, which on real histories differs for about one commit in a hundred from
         the counts every other reader of the repository sees.)"""
         changes = self._log(f"--format={_FORMAT}", "--raw", "--numstat", "-z", "-M", *filters, self.ref)
-        patch_args = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
-        patches = self._log(*patch_args, *filters, self.ref)
-        for chunk, patch_chunk in zip_longest(changes, patches):
-            if chunk is None or patch_chunk is None:
+        for chunk, excerpted in zip_longest(changes, self._excerpts(*filters)):
+            if chunk is None or excerpted is None:
                 raise SourceError(f"git log gave two different histories of {self.path}: read it again")
             header, _, rest = chunk.partition("\0")
             commit = _header(header)
-            sha, _, patch = patch_chunk.lstrip("\x1e").partition("\n")
-            if sha != commit.sha:
+            if excerpted[0] != commit.sha:
                 raise SourceError(f"git log gave two different histories of {self.path}: read it again")
             commit.files = numstat_changes(rest.lstrip("\n").split("\0"))
-            yield commit, excerpt(patch)
+            yield commit, excerpted[1]
+
+    def _excerpts(self, *filters: str) -> Iterator[tuple[str, str]]:
+        """(sha, diff excerpt) of each commit."""
+        patches = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
+        for record in self._log(*patches, *filters, self.ref):
+            sha, _, patch = record.lstrip("\x1e").partition("\n")
+            yield sha, excerpt(patch)
 
     def _authors(self, shas: list[str]) -> dict[str, tuple[str, str]]:
         """Author (name, email) of the branch tips that merge commits brought in."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import islice
@@ -90,21 +90,33 @@ class Store:
     # --- pull requests --------------------------------------------------------
 
     def upsert_prs(
-        self, prs: Iterable[PullRequest], each_batch: Callable[[list[PullRequest]], object] | None = None
+        self,
+        prs: Iterable[PullRequest],
+        each_batch: Callable[[list[PullRequest]], Mapping[str, str]] | None = None,
     ) -> int:
         """Keep PRs, ``BATCH`` at a time, each batch in a transaction of its own: ``prs`` may be a source's
         stream of any size, and the store's other users are not held up while it is read. ``each_batch``
-        is given every batch once it is stored."""
+        is given every batch before it is stored and returns summaries by uid, stored with the PRs new to
+        the cache (a summary written after the row would have the full-text index read it twice)."""
         count = 0
         stream = iter(prs)
         while batch := list(islice(stream, BATCH)):
+            summaries = each_batch(batch) if each_batch is not None else {}
             now = datetime.now(UTC).isoformat()
             rows = [_pr_row(pr, now) for pr in batch]
             with self.writing() as db:
-                db.table("prs").upsert_all(rows, pk="uid", batch_size=BATCH)
+                uids = [row["uid"] for row in rows]
+                marks = ",".join("?" * len(uids))
+                known = {r["uid"] for r in db.query(f"select uid from prs where uid in ({marks})", uids)}
+                # Apart: a row without the column would be given a null summary in a batch with it.
+                new = [
+                    {**row, "summary": summaries.get(str(row["uid"]))}
+                    for row in rows
+                    if row["uid"] not in known
+                ]
+                for part in (new, [row for row in rows if row["uid"] in known]):
+                    db.table("prs").upsert_all(part, pk="uid", batch_size=BATCH)
             count += len(batch)
-            if each_batch is not None:
-                each_batch(batch)
         return count
 
     def prs_in_window(self, repo: str, window: Window, *, excerpts: bool = True) -> list[PullRequest]:

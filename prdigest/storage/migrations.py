@@ -253,3 +253,20 @@ def m013_revision(db: Database) -> None:
                 f"create trigger {table}_{event}_revision after {event} on {table}{when} "
                 "begin update revision set n = n + 1 where id = 0; end"
             )
+
+
+@migration
+def m014_fts_on_change(db: Database) -> None:
+    # The index re-reads a PR only when a column it holds changes: a re-read of a week rewrites every row
+    # unchanged, and reindexing each cost more than the write.
+    indexed = ("title", "body", "paths", "summary")
+    columns = ", ".join(f'"{c}"' for c in indexed)
+    old = ", ".join(f'old."{c}"' for c in indexed)
+    new = ", ".join(f'new."{c}"' for c in indexed)
+    changed = " or ".join(f'old."{c}" is not new."{c}"' for c in indexed)
+    db.execute('drop trigger "prs_au"')
+    db.execute(
+        f'create trigger "prs_au" after update on "prs" when {changed} begin '
+        f'insert into "prs_fts" ("prs_fts", rowid, {columns}) values (\'delete\', old.rowid, {old}); '
+        f'insert into "prs_fts" (rowid, {columns}) values (new.rowid, {new}); end'
+    )
