@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
-from functools import cache
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.dataclasses import dataclass
 
 from prdigest.errors import UsageError
+from prdigest.model_base import share_every_field
 
 Lang = Literal["zh", "en"]
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied"]
@@ -52,23 +52,13 @@ class _Model(BaseModel):
 
 
 class _Many(_Model):
-    """A model made by the ten thousand: a large window's PRs, their analyses, the report's rows.
-
-    Its instances share one set of "the fields given" (pydantic keeps one per instance, 0.7-2 KB, ~80 MB
-    for a 20,000-PR report), holding every field: prdigest never asks which were given (no
-    ``exclude_unset``), and adding a field to a set that holds them all changes nothing."""
+    """A model made by the ten thousand: its instances share one set of the fields given (model_base)."""
 
     def model_post_init(self, context: Any, /) -> None:
-        object.__setattr__(self, "__pydantic_fields_set__", _every_field(type(self)))
+        share_every_field(self)
 
 
-@cache
-def _every_field(model: type[BaseModel]) -> set[str]:
-    return set(model.model_fields)
-
-
-# A pydantic dataclass with slots, not a model: a large window's report holds hundreds of thousands of
-# file changes, and a model's per-instance dict and fields-set cost ~1 KB each (a slotted one ~100 B).
+# Slotted, not a model: a large window holds 100,000s of them, ~100 B each (a model's dict: ~1 KB).
 @dataclass(slots=True, config=ConfigDict(extra="forbid"))
 class FileChange:
     path: str
