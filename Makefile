@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint lock bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,17 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+# The Docker image's pinned dependencies (needs uv: `pip install uv`).
+lock:
+	@command -v uv >/dev/null || { echo "make lock needs uv: pip install uv"; exit 1; }
+	uv pip compile pyproject.toml --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+		--generate-hashes --custom-compile-command "make lock" -o requirements.lock
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/report_bench.py

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -19,7 +20,6 @@ import pytest
 from serve_support import serving
 
 from prdigest.bot.web import WebApp
-from prdigest.config import WebSettings
 
 pytestmark = pytest.mark.e2e  # a wheel built and installed in a fresh environment, then served
 
@@ -56,10 +56,18 @@ def volumes() -> list[str]:
     return paths
 
 
-def healthcheck() -> list[str]:
-    """The HEALTHCHECK's command, as the exec form Docker runs (options before CMD dropped)."""
+def healthcheck() -> tuple[list[str], list[str]]:
+    """The HEALTHCHECK's options and its command, as the exec form Docker runs."""
     (args,) = args_of("HEALTHCHECK")
-    return shlex.split(args.split("CMD", 1)[1])
+    options, _, command = args.partition("CMD")
+    command = command.strip()
+    return shlex.split(options), json.loads(command) if command.startswith("[") else shlex.split(command)
+
+
+def requirement_name(line: str) -> str:
+    """A requirement's project name, normalised as PyPI compares them."""
+    name = re.split(r"[\s\[<>=!~;,]", line.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # --- the Dockerfile -------------------------------------------------------------------------
@@ -75,12 +83,48 @@ def test_the_dockerfile_runs_serve_as_a_non_root_user_with_the_database_on_a_vol
     assert any(db.is_relative_to(volume) for volume in volumes()), (db, volumes())
     assert json.loads(args_of("CMD")[-1]) == ["prdigest", "serve"]
     assert args_of("STOPSIGNAL") in ([], ["SIGTERM"])  # serve stops cleanly on SIGTERM
-    command = healthcheck()
-    assert command[0] == "python" and "/healthz" in " ".join(command)
+    options, command = healthcheck()
+    assert command == ["python", "-m", "prdigest.bot.healthcheck"]  # the settings' port, not a fixed one
+    assert any(o.startswith("--start-period=") for o in options)  # serve may take a while to start
     assert not re.search(r"\b(curl|wget)\b", DOCKERFILE.read_text(encoding="utf-8"))
-    # The health check asks the port the image exposes, which is the web app's default.
-    (port,) = re.findall(r"127\.0\.0\.1:(\d+)/healthz", " ".join(command))
-    assert args_of("EXPOSE") == [port] and int(port) == WebSettings().port
+    assert args_of("EXPOSE") == [image_env()["PRDIGEST_WEB_PORT"]]
+
+
+def test_dependencies_come_from_the_lock_file_in_a_layer_before_the_code() -> None:
+    steps = instructions()
+    lock_copy = steps.index(("COPY", "requirements.lock ./"))
+    lock_install = next(
+        i for i, (name, args) in enumerate(steps) if name == "RUN" and "requirements.lock" in args
+    )
+    code_copy = next(
+        i for i, (name, args) in enumerate(steps) if name == "COPY" and "prdigest" in args.split()
+    )
+    assert lock_copy < lock_install < code_copy
+    assert "--require-hashes" in steps[lock_install][1]
+    assert "--no-deps" in next(
+        args for name, args in steps[code_copy:] if name == "RUN" and "pip install" in args
+    )
+    # The lock pins every runtime dependency of the project, each with its hashes.
+    lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    pinned = {
+        requirement_name(line) for line in lock.splitlines() if "==" in line and not line.startswith("#")
+    }
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert {requirement_name(dep) for dep in project["dependencies"]} <= pinned
+    assert lock.count("==") == len(pinned) and lock.count("--hash=sha256:") >= len(pinned)
+
+
+def test_the_build_context_holds_only_what_the_image_copies() -> None:
+    patterns = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert patterns[0] == "*"  # everything is left out, then what is copied is let back in
+    let_in = {p[1:].rstrip("/") for p in patterns if p.startswith("!")}
+    copied = {source.rstrip("/") for args in args_of("COPY") for source in args.split()[:-1]}
+    assert copied <= let_in and not let_in & {".venv", ".git", "build", "tests", "bench"}
+    assert (ROOT / "LICENSE").is_file() and "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
 
 
 def test_the_data_directory_is_owned_by_the_user_before_it_is_declared_a_volume() -> None:
@@ -90,15 +134,23 @@ def test_the_data_directory_is_owned_by_the_user_before_it_is_declared_a_volume(
     assert chown < order.index("VOLUME")
 
 
-def test_the_health_check_passes_on_a_live_web_app_and_fails_without_one() -> None:
+def test_the_health_check_passes_on_a_live_web_app_and_fails_without_one(tmp_path: Path) -> None:
     web = WebApp()
     _, port = web.start("127.0.0.1", 0)
-    command = [sys.executable, *(part.replace("8080", str(port)) for part in healthcheck()[1:])]
+    env = {**clean_env(tmp_path), "PRDIGEST_WEB_HOST": "0.0.0.0", "PRDIGEST_WEB_PORT": str(port)}
+    command = [sys.executable, *healthcheck()[1][1:]]
     try:
-        assert subprocess.run(command, capture_output=True, timeout=30).returncode == 0
+        assert subprocess.run(command, capture_output=True, timeout=30, env=env).returncode == 0
     finally:
         web.stop()
-    assert subprocess.run(command, capture_output=True, timeout=30).returncode != 0
+    failed = subprocess.run(command, capture_output=True, text=True, timeout=30, env=env)
+    assert failed.returncode == 1 and failed.stderr.startswith("unhealthy:")
+
+
+def clean_env(tmp: Path) -> dict[str, str]:
+    """This environment without prdigest's settings, its database under ``tmp``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRDIGEST_")}
+    return {**env, "PRDIGEST_DB": str(tmp / "prdigest.db")}
 
 
 # --- the package, installed as the image installs it ---------------------------------------------
@@ -189,7 +241,8 @@ def test_the_images_command_serves_and_passes_its_health_check(installed: Path, 
     command = [str(installed / "bin" / program), *args]
     with serving(command, env, tmp_path / "serve.log") as served:
         port = served.address.rsplit(":", 1)[1]
-        check = [str(installed / "bin" / "python"), *(p.replace("8080", port) for p in healthcheck()[1:])]
-        assert subprocess.run(check, capture_output=True, env=env, timeout=30).returncode == 0
+        check = [str(installed / "bin" / "python"), *healthcheck()[1][1:]]
+        checked = {**env, "PRDIGEST_WEB_PORT": port}  # the port serve took (0 asked for any)
+        assert subprocess.run(check, capture_output=True, env=checked, timeout=30).returncode == 0
         assert served.terminate(timeout=30) == 0
     assert (tmp_path / "data" / "prdigest.db").is_file()

@@ -140,9 +140,7 @@ def hostile_report(lang: str) -> Report:
     "LLM" prose in every narrative field."""
     prs = []
     for i, pr in enumerate(demo_source().prs):
-        files = [
-            replace(f, path=f"{f.path}/{HOSTILE[i % len(HOSTILE)]}") for f in pr.files or []
-        ]
+        files = [replace(f, path=f"{f.path}/{HOSTILE[i % len(HOSTILE)]}") for f in pr.files or []]
         files.append(
             FileChange(path=f"tests/{HOSTILE[(i + 1) % len(HOSTILE)]}.py", additions=0, deletions=40)
         )
