@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 from typing import Any, Literal
-from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.dataclasses import dataclass
 
 from prdigest.errors import UsageError
 from prdigest.model_base import share_every_field
+from prdigest.window import Window as Window  # the period and its helpers live in window.py
+from prdigest.window import is_iso_week as is_iso_week
+from prdigest.window import iso_week_label as iso_week_label
+from prdigest.window import zone as zone
 
 Lang = Literal["zh", "en"]
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied"]
@@ -187,90 +190,6 @@ class PRAnalysis(_Many):
     engine: Literal["rules", "llm"] = "rules"
     model: str | None = None
     version: str = ""
-
-
-def is_iso_week(since: date, until: date) -> bool:
-    """Whether since..until is one Monday-to-Sunday week."""
-    return since.isoweekday() == 1 and (until - since).days == 6
-
-
-def iso_week_label(day: date) -> str:
-    """The ISO week a day falls in, as commands and delivery keys write it: 2026-W37."""
-    year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
-
-
-class Window(_Model):
-    """Whole days in a timezone, both dates inclusive."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    since: date
-    until: date
-    tz: str
-
-    @field_validator("tz")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        return zone(value).key
-
-    def model_post_init(self, __context: object) -> None:
-        if self.until < self.since:
-            raise UsageError(
-                f"the window ends ({self.until}) before it starts ({self.since})",
-                "err_window_order",
-                since=self.since,
-                until=self.until,
-            )
-
-    @property
-    def zone(self) -> ZoneInfo:
-        return ZoneInfo(self.tz)
-
-    @property
-    def start(self) -> datetime:
-        return datetime.combine(self.since, time.min, self.zone)
-
-    @property
-    def end(self) -> datetime:
-        """Exclusive end: midnight after the last day."""
-        return datetime.combine(self.until + timedelta(days=1), time.min, self.zone)
-
-    def contains(self, moment: datetime) -> bool:
-        return self.start <= moment < self.end
-
-    def local_day(self, moment: datetime) -> date:
-        return moment.astimezone(self.zone).date()
-
-    def days(self) -> list[date]:
-        return [self.since + timedelta(days=i) for i in range((self.until - self.since).days + 1)]
-
-    @classmethod
-    def iso_week(cls, year: int, week: int, tz: str) -> Window:
-        try:
-            monday = date.fromisocalendar(year, week, 1)
-        except ValueError as exc:
-            raise UsageError(
-                f"{year}-W{week:02d} is not an ISO week", "err_week", text=f"{year}-W{week:02d}"
-            ) from exc
-        return cls(since=monday, until=monday + timedelta(days=6), tz=tz)
-
-    @classmethod
-    def last_complete_week(cls, now: datetime, tz: str) -> Window:
-        """The last Monday-to-Sunday week that ended before ``now`` in ``tz``."""
-        today = now.astimezone(zone(tz)).date()
-        this_monday = today - timedelta(days=today.weekday())
-        monday = this_monday - timedelta(days=7)
-        return cls(since=monday, until=monday + timedelta(days=6), tz=tz)
-
-
-def zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ValueError, KeyError) as exc:  # ZoneInfoNotFoundError is a KeyError
-        raise UsageError(
-            f"unknown timezone {name!r} (use an IANA name such as Asia/Shanghai)", "err_zone", text=name
-        ) from exc
 
 
 # --- the report -------------------------------------------------------------

@@ -242,6 +242,8 @@ def test_no_repository_known(svc: Services) -> None:
         ("report 2026-02-30", "bad date '2026-02-30'"),
         ("report 2026-09-14..2026-09-01", "before it starts"),
         ("report 2026-W60", "2026-W60 is not an ISO week"),
+        ("report 9999-12-25..9999-12-31", "bad date '9999-12-25'"),
+        ("报告 0001-01-01", "日期「0001-01-01」超出范围"),
         ("报告 2026-09-14..2026-09-01", "结束日期 2026-09-01 早于开始日期 2026-09-14"),
         ("subscribe acme-ml/trainer 25:00", "25:00 is not a time of day"),
         ("rsks", "Did you mean `risks`?"),

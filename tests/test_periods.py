@@ -60,6 +60,12 @@ def test_last_week_depends_on_the_timezone() -> None:
         ((None, None, None, False), "choose the period"),
         (("2026-09-01", None, "2026-W37", False), "choose the period"),
         (("2026-09-01", None, None, False), "--since and --until go together"),
+        # Days any calendar holds but no window can (its end, its week, its UTC offsets): bad dates too.
+        (("9999-12-25", "9999-12-31", None, False), "bad date '9999-12-25': prdigest reads days from"),
+        (("0001-01-01", "0001-01-03", None, False), "bad date '0001-01-01'"),
+        (("1969-12-31", "1970-01-02", None, False), "bad date '1969-12-31'"),
+        (("9998-12-25", "9999-01-01", None, False), "bad date '9999-01-01'"),
+        ((None, None, "9999-W52", False), "bad date '9999-12-27'"),
     ],
 )
 def test_bad_periods(args, message: str) -> None:
@@ -86,3 +92,10 @@ def test_pull_request_needs_aware_times_and_keeps_unknown() -> None:
     assert pr.uid == "a/b#1"
     push = PullRequest(repo="a/b", sha="abcdef1234567890", title="t", author="x", merged_at=NOW)
     assert push.is_direct_push and push.uid == "a/b@abcdef123456"
+
+
+def test_the_first_and_last_days_make_a_report_window() -> None:
+    first = Window(since="1970-01-01", until="1970-01-01", tz="Etc/GMT-14")  # UTC+14
+    last = Window(since="9998-12-31", until="9998-12-31", tz="Etc/GMT+12")  # UTC-12
+    assert first.start < first.end and last.start < last.end
+    assert (first.start.astimezone(UTC).year, last.end.astimezone(UTC).year) == (1969, 9999)
