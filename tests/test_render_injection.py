@@ -76,7 +76,8 @@ def _assert_slack_inert(message: dict) -> None:
     check_slack_message(message)
     for text in slack_texts(message):
         assert not MENTION.search(text) and not AUTOLINK.search(text), text[:200]
-        assert not any(f in text for f in FORMATTING), text[:200]
+        # A name in a code span (`_it_`, `__init__.py`) shows as written: no mark inside one is read.
+        assert not any(f in re.sub(r"`[\w./~-]+`", "", text) for f in FORMATTING), text[:200]
     mrkdwn = [message["text"]]
     for obj in _slack_text_objects(message["blocks"]):
         if obj["type"] == "plain_text":
@@ -175,7 +176,7 @@ def test_sanitisers_neutralise_each_platform_markup() -> None:
         "&#91;x&#93;&#40;https&#58;&#47;&#47;\u2060e&#41; &#42;b&#42;"
     )
     assert slack_text("<!channel> @here *b* a & b") == (
-        "&lt;\u2060!channel&gt; @\u2060here \u200b*\u200bb\u200b*\u200b a &amp; b"
+        "&lt;!channel&gt; @\u2060here \u200b*\u200bb\u200b*\u200b a &amp; b"
     )
     assert plain("<at id=all>\n@all") == "<\u2060at id=all> @\u2060all"
     assert clean("a\u202eb\x00c \n\t d", 4) == "abc…"

@@ -78,4 +78,4 @@ def test_warnings_come_right_after_the_figures(demo: Report) -> None:
     warned = demo.model_copy(update={"warnings": ["sync stopped at 1,000 PRs: <!channel>"]})
     message = render_slack_message(warned)
     check_slack_message(message)
-    assert message["blocks"][3]["text"]["text"] == "⚠ sync stopped at 1,000 PRs: &lt;\u2060!channel&gt;"
+    assert message["blocks"][3]["text"]["text"] == "⚠ sync stopped at 1,000 PRs: &lt;!channel&gt;"

@@ -12,7 +12,7 @@ from typing import Any
 from prdigest.handlers.replies import Reply
 from prdigest.models import Report, is_iso_week, iso_week_label
 from prdigest.render.lark import render_lark_card, render_lark_view
-from prdigest.render.sanitize import plain, slack_text
+from prdigest.render.sanitize import plain, slack_literal
 from prdigest.render.views import (
     HelpLine,
     HelpView,
@@ -63,7 +63,7 @@ def slack_payload(reply: Reply, report_url: str | None = None) -> dict[str, Any]
     view = view_of(reply)
     if view is not None:
         return render_slack_view(view)
-    return {"text": "\n".join(slack_text(line) for line in _unmarked(reply.text)), "mrkdwn": False}
+    return {"text": "\n".join(slack_literal(line) for line in _unmarked(reply.text)), "mrkdwn": False}
 
 
 def _unmarked(text: str) -> list[str]:

@@ -21,8 +21,14 @@ _DEFUSE = re.compile(r"(@|<|://|(?i:\bwww)(?=\.))")
 # Lark markdown reads these as markup; the notes say to write them as numeric entities.
 _LARK_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "&*_~<>[]()#:+-!`$\\/\"'|{}="}
 _SLACK_ENTITIES = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}
-# Slack mrkdwn has no escape for its formatting characters: zero-width spaces keep them from pairing up.
-_SLACK_FORMAT = re.compile(r"([*_~`])")
+# Slack mrkdwn has no escape for its formatting characters: zero-width spaces keep them from pairing up
+# where they could, beside a space, a punctuation mark or the text's ends. Bold, italic and strike marks
+# inside a word (weight_sync.py, a*b) pair with nothing and are left alone, so the word copies as written;
+# a backtick is fenced wherever it is.
+_SLACK_FORMAT = re.compile(r"`|(?<![^\W_])[*_~]|[*_~](?![^\W_])")
+# A path or identifier whose marks would be fenced (__init__.py, _private, ~/.cache): a code span
+# instead, where Slack reads no marks, so it copies as written.
+_SLACK_NAME = re.compile(r"(?<![\w./~-])[\w./~-]*[_~][\w./~-]*(?![\w./~-])")
 _URL_SAFE = ":/?#=%-._~,;@+!"
 
 
@@ -55,8 +61,21 @@ def plain(text: str, limit: int | None = None) -> str:
 
 def slack_text(text: str, limit: int | None = None) -> str:
     """For a Slack mrkdwn text object, sent with verbatim=True so Slack parses no mentions or URLs."""
-    text = defuse(clean(text, limit)).translate(_SLACK_ENTITIES)
-    return _SLACK_FORMAT.sub(rf"{_ZWSP}\1{_ZWSP}", text)
+    text, out, last = slack_literal(text, limit), [], 0
+    for name in _SLACK_NAME.finditer(text):
+        if _SLACK_FORMAT.search(name.group(0)):
+            out += [_fence(text[last : name.start()]), f"`{name.group(0)}`"]
+            last = name.end()
+    return "".join([*out, _fence(text[last:])])
+
+
+def _fence(text: str) -> str:
+    return _SLACK_FORMAT.sub(lambda m: f"{_ZWSP}{m.group(0)}{_ZWSP}", text)
+
+
+def slack_literal(text: str, limit: int | None = None) -> str:
+    """For a Slack text Slack shows as it is (``mrkdwn: false``): no markup to fence, only its entities."""
+    return defuse(clean(text, limit).translate(_SLACK_ENTITIES))  # "<" is "&lt;" first: no mark needed
 
 
 def safe_url(url: str | None, *, allow_http: bool = False) -> str | None:
