@@ -258,6 +258,25 @@ def _unfilter(kind: int, row: bytearray, up: bytearray, bpp: int) -> bytearray:
     return row
 
 
+# Latin words (and the pieces of a path between its separators) whose characters sit on more than one
+# line: the page wraps at spaces and separators, never inside a word.
+BROKEN_WORDS = """(() => {
+  const broken = [];
+  const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.textContent.matchAll(/[A-Za-z0-9_.]{2,}/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const boxes = Array.from(range.getClientRects()).filter(r => r.width > 0);
+      const lines = new Set(boxes.map(r => Math.round(r.bottom)));
+      if (lines.size > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
+})()"""
+
+
 @pytest.mark.e2e  # headless Chromium
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium fonts-noto-cjk)"
@@ -273,8 +292,10 @@ def test_the_page_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFix
         phone = _open(devtools, page.as_uri(), PHONE)
         assert _evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 7
         assert _evaluate(devtools, phone, "document.documentElement.scrollWidth <= window.innerWidth")
+        assert _evaluate(devtools, phone, BROKEN_WORDS) == []
         phone_png = _screenshot(devtools, phone, out / "report_page_phone.png")
         desktop = _open(devtools, page.as_uri(), DESKTOP)
+        assert _evaluate(devtools, desktop, BROKEN_WORDS) == []
         desktop_png = _screenshot(devtools, desktop, out / "report_page.png")
         evil = _open(devtools, hostile.as_uri(), PHONE)
         assert (

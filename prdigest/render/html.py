@@ -22,6 +22,7 @@ from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, score
 
 # "#123" not preceded by "&" (an escaped entity such as &#39;) or an ASCII word character.
 _PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)\b")
+_SLASH = re.compile(r"/(?=\S)")
 _TAG_BARS = 12
 _AUTHOR_BARS = 10
 
@@ -52,13 +53,20 @@ def render_html(report: Report) -> str:
 
 @cache
 def _env() -> Environment:
-    return Environment(
+    env = Environment(
         loader=PackageLoader("prdigest.render", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["wrap"] = _wrap
+    return env
+
+
+def _wrap(text: str) -> Markup:
+    """Escaped text whose paths may wrap after each "/" (a <wbr> is no character: they copy as written)."""
+    return Markup(_SLASH.sub("/<wbr>", str(escape(text))))
 
 
 def _link_refs(text: str, numbers: set[int]) -> Markup:
@@ -68,7 +76,7 @@ def _link_refs(text: str, numbers: set[int]) -> Markup:
         number = int(m.group(1))
         return f'<a href="#pr-{number}">#{number}</a>' if number in numbers else m.group(0)
 
-    return Markup(_PR_REF.sub(link, str(escape(text))))
+    return Markup(_PR_REF.sub(link, str(_wrap(text))))
 
 
 def _charts(report: Report, t: dict[str, str]) -> list[tuple[str, Markup]]:
