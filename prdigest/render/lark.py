@@ -8,6 +8,7 @@ in an "N more in the full report" line. Untrusted text goes through `lark_md` or
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,8 +34,11 @@ from prdigest.render.views import (
     explain_figures,
     explain_sections,
     key_prs,
+    link_refs,
+    linker,
     list_buttons,
     pr_url,
+    pr_urls,
     report_buttons,
     report_figures,
     risks_buttons,
@@ -51,6 +55,22 @@ _RECEIVE_ID = "oc_" + "0" * 32
 _UUID = "0" * 50
 _TEMPLATE = {"low": "green", "medium": "orange", "high": "red"}
 _CHART_BARS = 8
+
+
+# "#N" as lark_md writes it.
+_REF = re.compile(r"&#35;(\d+)\b")
+
+
+def _as_link(n: int, url: str) -> str:
+    return f"[#{n}]({url})"
+
+
+def _link(urls: dict[int, str]) -> Callable[[int], str]:
+    return linker(urls, _as_link)
+
+
+def _refs(text: str, urls: dict[int, str]) -> str:
+    return link_refs(text, _REF, urls, _as_link)
 
 
 def lark_request_body_bytes(card: Card) -> int:
@@ -101,7 +121,7 @@ def _report_card(report: Report, report_url: str | None, detail: Detail) -> Card
     if not report.stats.merged_prs:
         elements.append(_md(lark_md(t["none"])))
     elif report.summary and detail.summary:
-        elements.append(_md(lark_md(report.summary, detail.summary)))
+        elements.append(_md(_refs(lark_md(report.summary, detail.summary), pr_urls(report))))
     elements += _report_sections(report, t, detail)
     elements.append(_buttons(report_buttons(report, report_url, t, detail)))
     elements.append(_footnote(engine_note(report, t)))
@@ -110,14 +130,19 @@ def _report_card(report: Report, report_url: str | None, detail: Detail) -> Card
 
 def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[Card]:
     out = []
+    urls = pr_urls(report)
+    link = _link(urls)
+
     themes = [
-        f"**{lark_md(th.title, detail.chars)}** {cite(th.representative or th.prs, 3)} "
-        f"<font color='grey'>{lark_md(th.trend, detail.chars)}</font>"
+        f"**{lark_md(th.title, detail.chars)}** {cite(th.representative or th.prs, 3, link)} "
+        f"<font color='grey'>{_refs(lark_md(th.trend, detail.chars), urls)}</font>"
         for th in report.themes[: detail.items]
     ]
     if themes:
         out.append(_list(t["s_themes"], themes, len(report.themes), t))
-    risks = [_risk_line(o.title, o.prs, o.evidence, detail) for o in report.risk_observations[: detail.items]]
+    risks = [
+        _risk_line(o.title, o.prs, o.evidence, detail, urls) for o in report.risk_observations[: detail.items]
+    ]
     if risks:
         out.append(_list(t["s_risks"], risks, len(report.risk_observations), t))
     key = key_prs(report)
@@ -128,9 +153,12 @@ def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[
     return out
 
 
-def _risk_line(name: str, prs: list[int], evidence: str, detail: Detail) -> str:
-    evidence = lark_md(evidence, detail.chars)
-    return f"**{lark_md(name, detail.chars)}** {cite(prs)}\n<font color='grey'>{evidence}</font>"
+def _risk_line(
+    name: str, prs: list[int], evidence: str, detail: Detail, urls: dict[int, str] | None = None
+) -> str:
+    evidence = _refs(lark_md(evidence, detail.chars), urls or {})
+    cited = cite(prs, link=_link(urls or {}))
+    return f"**{lark_md(name, detail.chars)}** {cited}\n<font color='grey'>{evidence}</font>"
 
 
 def _key_pr_table(key: list[ReportPR], t: dict[str, str], detail: Detail, rows: int) -> list[Card]:

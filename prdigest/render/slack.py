@@ -10,6 +10,7 @@ Untrusted text goes through `slack_text` (mrkdwn, verbatim) or `plain`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -46,8 +47,11 @@ from prdigest.render.views import (
     explain_figures,
     explain_sections,
     key_prs,
+    link_refs,
+    linker,
     list_buttons,
     pr_url,
+    pr_urls,
     report_buttons,
     report_figures,
     risks_buttons,
@@ -66,6 +70,22 @@ _HEADER_CHARS = 150
 _FIELDS = 10
 # Slack has no card colour; a coloured mark carries the week's risk level.
 _LEVEL_MARK = {"low": "🟢", "medium": "🟠", "high": "🔴"}
+
+
+# "#N" as slack_text writes it.
+_REF = re.compile(r"(?<![\w&|/#])#(\d+)\b")
+
+
+def _as_link(n: int, url: str) -> str:
+    return f"<{url}|#{n}>"
+
+
+def _link(urls: dict[int, str]) -> Callable[[int], str]:
+    return linker(urls, _as_link)
+
+
+def _refs(text: str, urls: dict[int, str]) -> str:
+    return link_refs(text, _REF, urls, _as_link)
 
 
 def render_slack_message(report: Report, report_url: str | None = None) -> Message:
@@ -129,7 +149,7 @@ def _report_blocks(report: Report, report_url: str | None, detail: Detail) -> li
     if not report.stats.merged_prs:
         blocks.append(_section(slack_text(t["none"])))
     elif report.summary and detail.summary:
-        blocks.append(_section(slack_text(report.summary, detail.summary)))
+        blocks.append(_section(_refs(slack_text(report.summary, detail.summary), pr_urls(report))))
     blocks.append(DividerBlock())
     blocks += _report_sections(report, t, detail)
     blocks.append(_actions(report_buttons(report, report_url, t, detail)))
@@ -139,20 +159,25 @@ def _report_blocks(report: Report, report_url: str | None, detail: Detail) -> li
 
 def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[Block]:
     out: list[Block] = []
+    urls = pr_urls(report)
+    link = _link(urls)
+
     themes = [
-        f"*{slack_text(th.title, detail.chars)}* {cite(th.representative or th.prs, 3)} — "
-        f"{slack_text(th.trend, detail.chars)}"
+        f"*{slack_text(th.title, detail.chars)}* {cite(th.representative or th.prs, 3, link)} — "
+        f"{_refs(slack_text(th.trend, detail.chars), urls)}"
         for th in report.themes[: detail.items]
     ]
     if themes:
         out.append(_list(t["s_themes"], themes, len(report.themes), t))
-    risks = [_risk_line(o.title, o.prs, o.evidence, detail) for o in report.risk_observations[: detail.items]]
+    risks = [
+        _risk_line(o.title, o.prs, o.evidence, detail, urls) for o in report.risk_observations[: detail.items]
+    ]
     if risks:
         out.append(_list(t["s_risks"], risks, len(report.risk_observations), t))
     key = key_prs(report)
     rows = [
-        f"{_pr_link(p)} {slack_text(p.summary or p.title, detail.chars)} · {score(p.importance)} / "
-        f"{score(p.insight)}"
+        f"{_pr_link(p)} {_refs(slack_text(p.summary or p.title, detail.chars), urls)} · "
+        f"{score(p.importance)} / {score(p.insight)}"
         for p in key[: card_rows(report, detail)]
     ]
     if rows:
@@ -160,8 +185,11 @@ def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[
     return out
 
 
-def _risk_line(name: str, prs: list[int], evidence: str, detail: Detail) -> str:
-    return f"*{slack_text(name, detail.chars)}* {cite(prs)}\n      {slack_text(evidence, detail.chars)}"
+def _risk_line(
+    name: str, prs: list[int], evidence: str, detail: Detail, urls: dict[int, str] | None = None
+) -> str:
+    evidence = _refs(slack_text(evidence, detail.chars), urls or {})
+    return f"*{slack_text(name, detail.chars)}* {cite(prs, link=_link(urls or {}))}\n      {evidence}"
 
 
 # --- chat answers --------------------------------------------------------------

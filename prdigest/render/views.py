@@ -10,6 +10,8 @@ string; `ActionValue.model_validate` reads either.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
@@ -252,9 +254,28 @@ def risks_title(view: RisksView, t: dict[str, str]) -> str:
     return view.title or f"{t['card_risks']} · {view.ref.repo}"
 
 
-def cite(numbers: list[int], limit: int = 6) -> str:
-    """PR numbers as "#1 #2 …": our own integers, safe in any markup."""
-    return " ".join(f"#{n}" for n in numbers[:limit]) + (" …" if len(numbers) > limit else "")
+def cite(numbers: list[int], limit: int = 6, link: Callable[[int], str] | None = None) -> str:
+    """PR numbers as "#1 #2 …" (our own integers, safe in any markup), each through ``link`` if given."""
+    shown = [link(n) if link else f"#{n}" for n in numbers[:limit]]
+    return " ".join(shown) + (" …" if len(numbers) > limit else "")
+
+
+def pr_urls(report: Report) -> dict[int, str]:
+    """The report's PRs' own links by number (see pr_url)."""
+    return {p.number: url for p in report.prs if (url := pr_url(p))}
+
+
+LinkFormat = Callable[[int, str], str]  # a PR number and its URL as a platform's link
+
+
+def linker(urls: dict[int, str], fmt: LinkFormat) -> Callable[[int], str]:
+    """A PR number as its link where the PR has its own, else as "#N"."""
+    return lambda n: fmt(n, urls[n]) if n in urls else f"#{n}"
+
+
+def link_refs(text: str, ref: re.Pattern[str], urls: dict[int, str], fmt: LinkFormat) -> str:
+    """Rendered text whose PR references (``ref``'s first group: the number) are links where they can be."""
+    return ref.sub(lambda m: fmt(int(m[1]), urls[int(m[1])]) if int(m[1]) in urls else m[0], text)
 
 
 def window_text(t: dict[str, str], ref: ReportRef) -> str:
