@@ -25,12 +25,17 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from prdigest.errors import PrdigestError
-        from prdigest.redact import redact
+        from prdigest.logs import cli_logging
+        from prdigest.redact import scrub
 
+        cli_logging()  # libraries' warnings and uncaught errors: redacted, on stderr
         try:
             return super().invoke(ctx)
         except PrdigestError as exc:
-            raise click.ClickException(redact(str(exc))) from None  # a server's answer may quote a secret
+            raise click.ClickException(scrub(str(exc))) from None  # a server's answer may quote a secret
+        except click.ClickException as exc:  # usage errors keep their kind and exit status
+            exc.message = scrub(exc.message)  # type: ignore[misc]
+            raise
 
 
 def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -269,20 +274,26 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
     with _stderr().status(f"delivering {sub.repo} to {sub.platform}:{sub.chat_id}…"):
         outcome = deliver_subscription(settings, store, sub, deliverers, window=window, force=force)
     store.close()
-    click.echo(outcome.describe())
+    from prdigest.redact import scrub
+
+    click.echo(scrub(outcome.describe()))
 
 
 @cli.command()
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    help="Log lines (default: PRDIGEST_LOG_FORMAT, else text).",
+)
 @_common
-def serve(log_format: str, config: str | None, db: str | None) -> None:
+def serve(log_format: str | None, config: str | None, db: str | None) -> None:
     """Run the bot: Lark and Slack adapters, the weekly scheduler and the web app, until SIGTERM."""
     from prdigest.bot.service import Service
     from prdigest.logs import setup_logging
     from prdigest.storage import Store
 
     settings = _settings(config, db)
-    setup_logging(settings, "json" if log_format == "json" else "text")
+    setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
     store = Store(settings.storage.db)
     Service(settings, store).run_forever()
     store.close()

@@ -12,12 +12,16 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from prdigest.errors import ConfigError
 from prdigest.models import Subscription, zone
+from prdigest.redact import no_credentials, redact, secrets_of, use_secrets
+
+# A URL setting: never one with credentials in it (user:password@, ?access_token=...).
+Url = Annotated[str, AfterValidator(no_credentials)]
 
 DEFAULT_DB = Path("~/.local/share/prdigest/prdigest.db")
 
@@ -93,7 +97,7 @@ class LarkSettings(_Section):
     encrypt_key: SecretStr | None = None
     # "ws": the long connection (no public URL needed); "http": events posted to the web app.
     mode: Literal["ws", "http"] = "ws"
-    domain: str = "https://open.feishu.cn"
+    domain: Url = "https://open.feishu.cn"
 
     @property
     def enabled(self) -> bool:
@@ -108,7 +112,7 @@ class SlackSettings(_Section):
     signing_secret: SecretStr | None = None
     # "socket": Socket Mode (no public URL needed); "http": events posted to the web app.
     mode: Literal["socket", "http"] = "socket"
-    api_url: str = "https://slack.com/api/"
+    api_url: Url = "https://slack.com/api/"
 
     @property
     def enabled(self) -> bool:
@@ -122,8 +126,20 @@ class WebSettings(_Section):
     port: int = Field(default=8080, ge=0, le=65535)
 
 
+class LogSettings(_Section):
+    """The log of `prdigest serve` (PRDIGEST_LOG_LEVEL, PRDIGEST_LOG_FORMAT; --log-format wins)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+
+    @field_validator("level", "format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
 class GithubSettings(_Section):
-    url: str = "https://api.github.com"
+    url: Url = "https://api.github.com"
     token: SecretStr | None = None
 
 
@@ -146,7 +162,7 @@ class LLMSettings(_Section):
 
     model: str = Field(min_length=1)
     # None: the SDK's default endpoint (api.openai.com).
-    base_url: str | None = None
+    base_url: Url | None = None
     # None: a placeholder is sent; vLLM, SGLang and Ollama accept any key.
     api_key: SecretStr | None = None
     # Seconds per attempt; a stuck call costs at most (max_retries + 1) * timeout.
@@ -159,7 +175,7 @@ class LLMSettings(_Section):
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} is not an http(s) URL")
+            raise ValueError(f"{redact(repr(value))} is not an http(s) URL")
         return value.rstrip("/") if value else None
 
 
@@ -208,7 +224,8 @@ class Settings(_Section):
     subscriptions: list[Subscription] = []
     # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).
     llm: LLMSettings | None = None
-    public_url: str | None = None
+    public_url: Url | None = None
+    log: LogSettings = Field(default_factory=LogSettings)
     config_path: Path | None = None
 
     def repo(self, name: str) -> RepoSettings:
@@ -225,6 +242,8 @@ REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 ENV_VARS: dict[str, tuple[str, ...]] = {
     "PRDIGEST_DB": ("storage", "db"),
     "PRDIGEST_GITHUB_URL": ("github", "url"),
+    "PRDIGEST_LOG_LEVEL": ("log", "level"),
+    "PRDIGEST_LOG_FORMAT": ("log", "format"),
     "PRDIGEST_PUBLIC_URL": ("public_url",),
     "PRDIGEST_LARK_APP_ID": ("lark", "app_id"),
     "PRDIGEST_LARK_DOMAIN": ("lark", "domain"),
@@ -286,9 +305,11 @@ def load_settings(
         )
         raise ConfigError(f"{where}: {exc}") from None
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path, text)) from None
+    use_secrets(secrets_of(settings))  # from now on masked in every output of the process
+    return settings
 
 
 def check_settings(settings: Settings) -> list[str]:

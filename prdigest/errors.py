@@ -1,4 +1,10 @@
-"""prdigest's exceptions. Each carries a one-line message fit to show a user as it is."""
+"""prdigest's exceptions. Each carries a one-line message fit to show a user as it is.
+
+A message may quote what a server answered or a user pasted: it is scrubbed when the error is
+made (configured secrets masked, secret-shaped text redacted), so no copy of it holds a secret.
+"""
+
+from prdigest.redact import scrub
 
 
 class PrdigestError(Exception):
@@ -9,7 +15,7 @@ class PrdigestError(Exception):
     """
 
     def __init__(self, message: str, key: str | None = None, **params: object):
-        super().__init__(message)
+        super().__init__(scrub(message))
         self.key = key
         self.params = params
 

@@ -2,13 +2,20 @@
 
 Two ways a secret is found: by its shape (``redact``: tokens, keys, passwords, private keys,
 JWTs, URL credentials, whoever's they are) and by its value (``mask``: the secrets prdigest
-itself was configured with). Nothing here imports the rest of prdigest.
+itself was configured with). ``scrub`` does both with the process's configured secrets
+(``use_secrets``): every text that leaves the process (chat replies and cards, CLI output and
+errors, log lines, tracebacks) passes it. Nothing here imports the rest of prdigest.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, SecretStr
+
+T = TypeVar("T")
 
 REDACTED = "[REDACTED]"
 MASK = "***"
@@ -22,6 +29,16 @@ _SECRETS = (
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWT
     re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/-]{16,}=*", re.I),
 )
+# Authorization: token|Bearer|Basic <credentials>, in a header, a dump of one or a repr
+_AUTHORIZATION = re.compile(
+    r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:token|bearer|basic)\s+)(?!\*\*\*|\[REDACTED\])[^\s\"',;]+"
+)
+# ?access_token=..., &key=..., ?sig=... in a URL or a query string
+CREDENTIAL_PARAMS = (
+    "access_token|token|key|api_key|apikey|secret|client_secret|password|sig|signature|auth|code"
+)
+_QUERY_CREDENTIAL = re.compile(rf"(?i)([?&;](?:{CREDENTIAL_PARAMS})=)(?!\*\*\*|\[REDACTED\])[^&#\s\"'<>]+")
+_CREDENTIAL_IN_URL = re.compile(rf"(?i)^[a-z][a-z0-9+.-]*://[^/?#\s]*@|[?&;#](?:{CREDENTIAL_PARAMS})=")
 # scheme://user:password@ or scheme://token@
 _URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@", re.I)
 # password=..., "api_key": "...", DB_PASSWORD: ..., token = '...'
@@ -35,8 +52,21 @@ def redact(text: str) -> str:
     """``text`` with tokens, keys, passwords, private keys, JWTs and URL credentials replaced."""
     for pattern in _SECRETS:
         text = pattern.sub(REDACTED, text)
+    text = _AUTHORIZATION.sub(rf"\1{REDACTED}", text)
     text = _URL_CREDENTIALS.sub(rf"\1{REDACTED}@", text)
+    text = _QUERY_CREDENTIAL.sub(rf"\1{REDACTED}", text)
     return _ASSIGNED_SECRET.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}{m[2]}", text)
+
+
+def no_credentials(url: str) -> str:
+    """``url``, unless it holds credentials (``user:password@``, ``?access_token=``...): settings name
+    an endpoint, and its secret comes from its own environment variable, never shown."""
+    if _CREDENTIAL_IN_URL.search(url):
+        raise ValueError(
+            "the URL holds credentials (user:password@ or a token/key query parameter); "
+            "give the URL without them and the secret in its environment variable"
+        )
+    return url
 
 
 def known_secrets(secrets: Iterable[str]) -> list[str]:
@@ -49,3 +79,60 @@ def mask(text: str, secrets: Iterable[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, MASK)
     return text
+
+
+def secrets_of(settings: BaseModel) -> list[str]:
+    """Every secret value in a settings tree (its SecretStr fields, nested sections included)."""
+    found: list[str] = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr) and value.get_secret_value():
+            found.append(value.get_secret_value())
+        elif isinstance(value, BaseModel):
+            found += secrets_of(value)
+    return found
+
+
+_configured: list[str] = []
+
+
+def use_secrets(secrets: Iterable[str]) -> None:
+    """The process's configured secrets, masked by ``scrub`` from now on (the last call wins)."""
+    _configured[:] = known_secrets(secrets)
+
+
+def scrub(text: str) -> str:
+    """``text`` with the configured secrets masked and every secret-shaped text redacted."""
+    return redact(mask(text, _configured))
+
+
+def summary(text: object, limit: int = 160) -> str:
+    """An upstream answer as a short reason: scrubbed, on one line, at most ``limit`` characters."""
+    line = " ".join(scrub(str(text)).split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def scrub_value(value: T) -> T:
+    """``value`` with every string in it scrubbed: models (copied), lists, dicts; the same object when
+    nothing in it changed."""
+    out: Any = value
+    if isinstance(value, str):
+        cleaned_text = scrub(value)
+        out = value if cleaned_text == value else cleaned_text
+    elif isinstance(value, BaseModel):
+        update = {}
+        for name in type(value).model_fields:
+            field = getattr(value, name)
+            cleaned = scrub_value(field)
+            if cleaned is not field:
+                update[name] = cleaned
+        out = value.model_copy(update=update) if update else value
+    elif isinstance(value, list | tuple):
+        items = [scrub_value(v) for v in value]
+        if any(a is not b for a, b in zip(items, value, strict=True)):
+            out = type(value)(items)
+    elif isinstance(value, dict):
+        pairs = {k: scrub_value(v) for k, v in value.items()}
+        if any(pairs[k] is not v for k, v in value.items()):
+            out = pairs
+    return out  # type: ignore[no-any-return]

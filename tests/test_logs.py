@@ -7,10 +7,13 @@ import json
 import logging
 from pathlib import Path
 
+import pytest
+
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.config import load_settings
+from prdigest.errors import ConfigError
 from prdigest.handlers import Services
-from prdigest.logs import secrets_of, setup_logging
+from prdigest.logs import JsonFormatter, secrets_of, setup_logging
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 
@@ -56,3 +59,21 @@ def test_json_lines_with_timings_and_no_secret(tmp_path: Path) -> None:
     for secret in secrets_of(settings):
         assert secret not in text
     assert "Bearer ***" in text and "token *** rejected" in text
+
+
+def test_level_and_format_from_the_environment() -> None:
+    settings = load_settings(env={"PRDIGEST_LOG_LEVEL": "WARNING", "PRDIGEST_LOG_FORMAT": "json"})
+    assert (settings.log.level, settings.log.format) == ("warning", "json")
+    assert (load_settings(env={}).log.level, load_settings(env={}).log.format) == ("info", "text")
+    with pytest.raises(ConfigError, match=r"log\.level"):
+        load_settings(env={"PRDIGEST_LOG_LEVEL": "loud"})
+    stream = io.StringIO()
+    setup_logging(settings, stream=stream)
+    try:
+        logging.getLogger("prdigest.test").info("not shown")
+        logging.getLogger("prdigest.test").warning("shown")
+        text_handler = setup_logging(settings, "text", stream)  # --log-format wins over the environment
+        assert not isinstance(text_handler.formatter, JsonFormatter)
+    finally:
+        logging.getLogger().handlers[:] = []
+    assert [json.loads(line)["message"] for line in stream.getvalue().splitlines()] == ["shown"]

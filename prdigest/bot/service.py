@@ -19,8 +19,10 @@ from prdigest.bot.scheduler import WeeklyScheduler
 from prdigest.bot.web import WebApp, respond
 from prdigest.config import Settings
 from prdigest.handlers import Services
+from prdigest.logs import adopt_library_loggers
 from prdigest.models import Subscription
 from prdigest.pipeline import source_factory
+from prdigest.redact import secrets_of, use_secrets
 from prdigest.storage import Store
 from prdigest.storage.deliveries import report_id_for
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
@@ -44,6 +46,7 @@ def report_pages(store: Store) -> Callable[..., Iterable[bytes]]:
     """/reports/<token>: the full HTML page of a delivered report."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        from prdigest.redact import scrub, scrub_value
         from prdigest.render.html import render_html
 
         token = environ.get("PATH_INFO", "").removeprefix("/reports/").strip("/")
@@ -51,13 +54,15 @@ def report_pages(store: Store) -> Callable[..., Iterable[bytes]]:
         report = store.get_report(report_id) if report_id is not None else None
         if report is None:
             return respond(start_response, "404 Not Found", b"no such report\n", "text/plain; charset=utf-8")
-        return respond(start_response, "200 OK", render_html(report).encode(), "text/html; charset=utf-8")
+        page = scrub(render_html(scrub_value(report))).encode()  # its texts, then the page they make
+        return respond(start_response, "200 OK", page, "text/html; charset=utf-8")
 
     return app
 
 
 class Service:
     def __init__(self, settings: Settings, store: Store):
+        use_secrets(secrets_of(settings))  # masked in every reply, page and log line
         self.settings = settings
         self.store = store
         self.web = WebApp()
@@ -67,6 +72,7 @@ class Service:
         self.adapters: list[ChatAdapter] = []
         self.deliverers: dict[str, Deliverer] = {"console": ConsoleDeliverer()}
         self._add_adapters()
+        adopt_library_loggers()  # the SDKs are loaded now: their own handlers give way to prdigest's
         self.scheduler = WeeklyScheduler(settings, store, self.deliverers)
         self.services.on_subscriptions_changed = self.scheduler.rebuild
 
@@ -82,6 +88,7 @@ class Service:
         address = self.web.start(self.settings.web.host, self.settings.web.port)
         for adapter in self.adapters:
             adapter.start()
+        adopt_library_loggers()  # and any an adapter loaded as it started
         self.scheduler.start()
         threading.Thread(target=self.scheduler.catch_up, name="prdigest-catch-up", daemon=True).start()
         log.info("serving on http://%s:%s with %s", *address, ", ".join(self.deliverers))

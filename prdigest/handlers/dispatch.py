@@ -1,4 +1,5 @@
-"""One entry for every adapter: a message (or a button's Intent) in, Reply out; never a traceback."""
+"""One entry for every adapter: a message (or a button's Intent) in, Reply out; never a traceback,
+never a configured secret or a secret-shaped text (every string of the Reply is scrubbed)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.handlers.understand import understand
 from prdigest.i18n import detect_lang, texts
-from prdigest.redact import redact
+from prdigest.redact import scrub, scrub_value
 
 log = logging.getLogger("prdigest.handlers")
 
@@ -31,6 +32,11 @@ def read(message: str | Intent, ctx: Context, svc: Services) -> Intent:
 
 
 def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
+    # What a server answered or a PR says reaches chat: no secret in it is repeated.
+    return scrub_value(_handle(message, ctx, svc))
+
+
+def _handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
     # The language is decided once: the caller's, else the message's (a button carries its card's).
     lang = ctx.lang or (message.lang if isinstance(message, Intent) else detect_lang(clean(message)))
     name = "explain"  # the one command whose reading can fail: a PR number out of range
@@ -45,7 +51,7 @@ def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
     except PrdigestError as exc:
         t = texts(lang)
         # An error may quote what a user pasted or a server answered: a secret in it is not repeated.
-        error = redact(t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip("."))
+        error = scrub(t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip("."))
         return text_reply("error", lang, t["bad_input"].format(error=error, usage=f"`{t[f'usage_{name}']}`"))
     except Exception:
         log.exception("command %r failed", name)

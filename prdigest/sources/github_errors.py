@@ -9,10 +9,16 @@ from pydantic import ValidationError
 
 from prdigest.config import REPO_NAME
 from prdigest.errors import SourceError
+from prdigest.redact import summary
+
+LONGEST_MESSAGE = 400
 
 
 class GitHubError(SourceError):
-    """GitHub could not be read."""
+    """GitHub could not be read. A message that quotes a long answer is cut short: a summary of it."""
+
+    def __init__(self, message: str, key: str | None = None, **params: object):
+        super().__init__(summary(message, LONGEST_MESSAGE), key, **params)
 
 
 class GitHubAuthError(GitHubError):
@@ -53,8 +59,10 @@ def errors_at(errors: list[dict[str, Any]], prefix: list[Any]) -> str | None:
 
 
 def messages(errors: list[dict[str, Any]]) -> str:
+    """The first errors' reasons, each short and scrubbed: a server's text is summarised, never echoed."""
     return (
-        "; ".join(str(e.get("message") or e.get("type") or "unknown error") for e in errors[:3]) or "no data"
+        "; ".join(summary(e.get("message") or e.get("type") or "unknown error") for e in errors[:3])
+        or "no data"
     )
 
 
@@ -64,15 +72,32 @@ def raise_for_repository(errors: list[dict[str, Any]], repo: str, url: str) -> N
 
 
 def json_object(text: str) -> dict[str, Any]:
+    """An error answer's body for PyGithub's exceptions: its fields kept, every text in it a short,
+    scrubbed reason (a server may quote the request, its Authorization header included)."""
     try:
         value = json.loads(text)
     except ValueError:
-        return {"message": text[:200]}
-    return value if isinstance(value, dict) else {"message": str(value)[:200]}
+        return {"message": summary(text)}
+    if not isinstance(value, dict):
+        return {"message": summary(value)}
+    return {k: _short(v) for k, v in value.items()}
+
+
+def _short(value: Any, depth: int = 0) -> Any:
+    """Every text in a JSON value summarised (lists cut to 3 entries, 3 levels deep)."""
+    if isinstance(value, str):
+        return summary(value)
+    if depth >= 3:
+        return None if isinstance(value, dict | list) else value
+    if isinstance(value, list):
+        return [_short(v, depth + 1) for v in value[:3]]
+    if isinstance(value, dict):
+        return {k: _short(v, depth + 1) for k, v in value.items()}
+    return value
 
 
 def short_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
-    return f"{type(exc).__name__}: {exc}"[:200]
+    return summary(f"{type(exc).__name__}: {exc}", 200)
