@@ -3,10 +3,12 @@
 A delivery key ``prdigest:<subscription>:<ISO week>`` is claimed in SQLite before posting and
 completed with the platform's message id after. A second run of the same week finds it and
 posts nothing (``force`` updates the posted card instead). A claim left by a crash between
-posting and completing is resolved through the platform's own idempotency: Lark takes the
-key as the message ``uuid`` (a repeat returns the first message), Slack finds the message
-by the key in its ``metadata``. A live claim of another worker is left alone (several
-replicas may run the same schedule).
+posting and completing, or by a send that failed without saying whether the card went out
+(a timeout, a 5xx: "maybe posted"), is kept, never released: whoever takes it over first
+looks for the key in the chat (Slack: the message metadata; Lark: the card's last line in the
+chat's history, since Lark honours the message ``uuid`` for an hour only) and posts only when
+it is not there. A live claim of another worker is left alone (several replicas may run the
+same schedule).
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ from prdigest.pipeline import make_report, open_source
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
 from prdigest.storage import Store
-from prdigest.storage.deliveries import Busy, claim, complete, get_delivery, page_token, release
+from prdigest.storage.deliveries import (
+    Busy,
+    claim,
+    complete,
+    get_delivery,
+    page_token,
+    release,
+    uncertain,
+)
 
 log = logging.getLogger("prdigest.delivery")
 
@@ -107,19 +117,28 @@ def deliver_subscription(
         if busy.row.status != "claimed":
             return Outcome(key, "already", busy.row.message_id)
         return Outcome(key, "busy", retry_at=busy.row.claimed_at + LEASE)
-    if before is not None:  # a claim left behind: did its post go out before the worker died?
-        found = deliverer.find_delivery(sub.chat_id, key)
-        if found:
-            complete(store, key, "posted", found, before.report_id)
-            return Outcome(key, "recovered", found)
     try:
+        if before is not None:  # not a fresh claim (a crash, a takeover, a failed send): find first
+            found = deliverer.find_delivery(sub.chat_id, key)
+            if found:
+                complete(store, key, "posted", found, before.report_id)
+                return Outcome(key, "recovered", found)
         report, report_url = _build(settings, store, sub, window)
         if sub.silent_when_empty and report.stats.merged_prs == 0:
             complete(store, key, "skipped", "", None)
             return Outcome(key, "skipped", "", report)
+    except BaseException:
+        if before is None:
+            release(store, key)  # nothing was sent: the next run claims afresh
+        else:
+            uncertain(store, key)  # still not known whether an earlier run's post went out
+        raise
+    try:
         message_id = deliverer.deliver(sub.chat_id, report, key, report_url, render_markdown(report))
     except BaseException:
-        release(store, key)  # nothing went out (or the platform will dedupe it): the next run tries again
+        # Maybe posted (a timeout, a 5xx, a lost answer): the claim stays, open to the next run,
+        # which looks in the chat before it posts.
+        uncertain(store, key)
         raise
     complete(store, key, "posted", message_id, report.id)
     return Outcome(key, "posted", message_id, report)

@@ -112,8 +112,8 @@ class LarkBot:
         self.out.post_file(chat_id, thread, report, markdown, key)
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
-        """Lark dedupes on the delivery key (the message uuid), so there is nothing to find."""
-        return None
+        """The report card posted with ``key`` in the chat's history (the uuid lasts an hour only)."""
+        return self.out.find_delivery(chat_id, key)
 
     # --- the weekly delivery --------------------------------------------------------
 

@@ -1,7 +1,11 @@
 """The Lark adapter's outbound client: messages, replies, card updates and files over im.v1.
 
 Every message carries a `uuid`, Lark's idempotency key: a retried send within Lark's
-window (an hour) returns the first message instead of posting a second one.
+window (an hour) returns the first message instead of posting a second one. Past that hour
+(a takeover of a crashed delivery comes up to the grace period later), ``find_delivery``
+looks for the report card in the chat's history by its delivery key, which the card shows
+in its last line. Calls are retried on connection failures, 429 and 5xx with the shared
+policy (retries.py): Lark dedupes a repeated send by its uuid.
 """
 
 from __future__ import annotations
@@ -9,11 +13,14 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from prdigest.bot import retries
 from prdigest.bot.lark_messages import idempotency_key
 from prdigest.bot.lark_sdk import (
     APPLICATION_JSON,
@@ -49,6 +56,12 @@ from prdigest.render.lark import render_lark_card
 log = logging.getLogger("prdigest.lark")
 
 HTTP_TIMEOUT_S = 15  # per API call (the SDK's default is 30 s)
+# find_delivery reads back this far (the grace period of a weekly run is hours, not weeks).
+FIND_DAYS = 14
+FIND_MESSAGES = 1000
+HISTORY_PAGE = 50  # Lark's maximum page size of im.v1 message list
+# Lark's codes for "too many requests" (the app's and the chat's rate limits).
+RATE_LIMITED = (99991400, 230020)
 
 
 class _Answer(Protocol):
@@ -76,8 +89,20 @@ class LarkError(PrdigestError):
         self.msg = msg
 
 
-def card_message(report: Report, report_url: str | None) -> dict[str, Any]:
-    return {"msg_type": "interactive", "content": render_lark_card(report, report_url)}
+def card_message(report: Report, report_url: str | None, key: str | None = None) -> dict[str, Any]:
+    """The report card; with ``key``, the delivery key in a grey last line, findable in the history."""
+    card = render_lark_card(report, report_url)
+    if key is not None:
+        elements = card.setdefault("body", {}).setdefault("elements", [])
+        note = {"tag": "markdown", "content": f"<font color='grey'>{key}</font>", "text_size": "notation"}
+        elements.append(note)
+    return {"msg_type": "interactive", "content": card}
+
+
+def key_in(content: str | None, key: str) -> bool:
+    """Whether a listed message's content carries the delivery ``key`` (as a whole, not a prefix)."""
+    pattern = r"(?<![\w:-])" + re.escape(key) + r"(?![\w:-])"
+    return bool(content) and re.search(pattern, str(content)) is not None
 
 
 class ImV1:
@@ -171,7 +196,39 @@ class LarkOutbound:
     def post_card(
         self, chat_id: str, thread: str | None, report: Report, report_url: str | None, key: str
     ) -> str:
-        return self.post(chat_id, thread, card_message(report, report_url), idempotency_key(key))
+        return self.post(chat_id, thread, card_message(report, report_url, key), idempotency_key(key))
+
+    def find_delivery(
+        self, chat_id: str, key: str, *, days: int = FIND_DAYS, limit: int = FIND_MESSAGES
+    ) -> str | None:
+        """The id of the report card posted with ``key`` among the chat's last ``limit`` messages of
+        the last ``days`` days (im.v1 message list, newest first); None when there is none."""
+        from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest  # after lark_sdk
+
+        start = str(int(time.time() - days * 86400))
+        token, seen = "", 0
+        while seen < limit:
+            builder = (
+                ListMessageRequest.builder()
+                .container_id_type("chat")
+                .container_id(chat_id)
+                .start_time(start)
+                .sort_type("ByCreateTimeDesc")
+                .page_size(min(HISTORY_PAGE, limit - seen))
+            )
+            if token:
+                builder = builder.page_token(token)
+            data = self._list(builder.build()).data
+            items = (data.items if data else None) or []
+            for item in items:
+                content = item.body.content if item.body else None
+                if item.msg_type == "interactive" and not item.deleted and key_in(content, key):
+                    return str(item.message_id)
+            seen += len(items)
+            token = (data.page_token if data and data.has_more else None) or ""
+            if not token or not items:
+                break
+        return None
 
     def post_file(self, chat_id: str, thread: str | None, report: Report, markdown: str, key: str) -> None:
         file_key = self.upload(report_file_name(report), markdown)
@@ -222,13 +279,33 @@ class LarkOutbound:
         answer = self.call("upload the report file", lambda: self.client.im.v1.file.create(request))
         return str(answer.data.file_key)
 
+    def _list(self, request: Any) -> Any:
+        return self.call("read the chat's history", lambda: self.client.im.v1.message.list(request))
+
     @staticmethod
     def call(operation: str, call: Callable[[], A]) -> A:
-        """One SDK call; a refusal or a failure to connect becomes a LarkError (Lark's code and message)."""
-        try:
-            answer = call()
-        except Exception as exc:  # requests' errors, and the SDK's when the token cannot be had
-            raise LarkError(operation, getattr(exc, "code", None), str(exc)) from None
+        """One SDK call, retried on a failure to connect, a 429 or a 5xx (retries.py); a refusal or
+        the last failure becomes a LarkError (Lark's code and message)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                answer = call()
+            except Exception as exc:  # requests' errors, and the SDK's when the token cannot be had
+                wait = retries.wait_s(attempt, None)
+                if wait is None:
+                    raise LarkError(operation, getattr(exc, "code", None), str(exc)) from None
+                kind = type(exc).__name__
+                log.warning("Lark: could not %s (%s); retrying in %.1f s", operation, kind, wait)
+                retries.sleep(wait)
+                continue
+            if answer.success() or not _transient(answer):
+                break
+            wait = retries.wait_s(attempt, _retry_after(answer))
+            if wait is None:
+                break
+            log.warning("Lark: could not %s (code %s); retrying in %.1f s", operation, answer.code, wait)
+            retries.sleep(wait)
         if not answer.success():
             log.warning(
                 "Lark refused to %s: %s %s (log id %s)",
@@ -239,3 +316,20 @@ class LarkOutbound:
             )
             raise LarkError(operation, answer.code, answer.msg or "")
         return answer
+
+
+def _status(answer: Any) -> int:
+    raw = getattr(answer, "raw", None)
+    return int(getattr(raw, "status_code", None) or 0)
+
+
+def _transient(answer: Any) -> bool:
+    """A refusal worth retrying: too many requests, or the server's own failure."""
+    status = _status(answer)
+    return status == 429 or status >= 500 or answer.code in RATE_LIMITED
+
+
+def _retry_after(answer: Any) -> float | None:
+    raw = getattr(answer, "raw", None)
+    headers = getattr(raw, "headers", None)
+    return retries.retry_after_s(headers) if isinstance(headers, dict) else None

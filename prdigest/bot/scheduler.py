@@ -3,7 +3,10 @@
 Jobs are rebuilt from the subscriptions at start and whenever chat changes them. A run reports
 the last complete ISO week before its fire time. A run missed by less than the grace period
 (a restart, a busy machine) still happens: at start, and through APScheduler's misfire grace;
-the delivery key makes every extra run a no-op.
+the delivery key makes every extra run a no-op. A run that fails (the chat API down, rate
+limited, a send that timed out) is retried by a one-off job with exponential backoff while
+the service runs, until the grace period ends; then the week is given up, logged and told to
+the chat's admins (give_up.py).
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
 from time import perf_counter
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from prdigest.bot.delivery import Deliverer, Outcome, deliver_subscription
+from prdigest.bot.delivery import Deliverer, Outcome, deliver_subscription, delivery_key
+from prdigest.bot.give_up import report_give_up
 from prdigest.config import Settings
-from prdigest.models import WEEKDAYS, Subscription
+from prdigest.models import WEEKDAYS, Subscription, Window
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
 
@@ -28,6 +33,9 @@ log = logging.getLogger("prdigest.scheduler")
 
 GRACE = timedelta(hours=6)
 JOB_PREFIX = "weekly-"
+RETRY_PREFIX = "retry-"
+RETRY_FIRST = timedelta(minutes=1)  # the first retry of a failed run; doubled each time
+RETRY_MAX = timedelta(minutes=30)  # the longest wait between two retries
 
 
 def trigger_for(sub: Subscription) -> CronTrigger:
@@ -122,15 +130,50 @@ class WeeklyScheduler:
             return None
         return self._deliver(sub, self.clock())
 
-    def _deliver(self, sub: Subscription, fired: datetime) -> Outcome | None:
+    def retry_job(self, sub: Subscription, fired: datetime) -> tuple[datetime, Callable[[], object]] | None:
+        """The latest retry of the week of ``fired`` (when it runs, and the run itself), if any."""
+        jobs = self._retries(sub, fired)
+        if not jobs:
+            return None
+        job = max(jobs, key=lambda job: int(job.id.rpartition("#")[2]))
+        return job.trigger.run_date, lambda: job.func(*job.args)
+
+    def _retries(self, sub: Subscription, fired: datetime) -> list[Any]:
+        prefix = f"{RETRY_PREFIX}{self._key(sub, fired)}#"
+        return [job for job in self._scheduler.get_jobs() if job.id.startswith(prefix)]
+
+    @staticmethod
+    def _key(sub: Subscription, fired: datetime) -> str:
+        return delivery_key(sub, Window.last_complete_week(fired, sub.tz))
+
+    def _retry_later(self, sub: Subscription, fired: datetime, attempt: int) -> None:
+        """Retry a failed run with backoff while the grace period lasts; after it, give up."""
+        at = self.clock() + min(RETRY_MAX, RETRY_FIRST * 2 ** (attempt - 1))
+        if at - fired > self.grace:
+            for job in self._retries(sub, fired):
+                job.remove()
+            report_give_up(self.settings, self.deliverers.get(sub.platform), sub, self._key(sub, fired))
+            return
+        if self._scheduler.running:
+            # One id per attempt: the job that runs now is removed by APScheduler once fired,
+            # which must not take the next attempt's job with it.
+            self._scheduler.add_job(
+                self._deliver, "date", run_date=at, args=[sub, fired, attempt],
+                id=f"{RETRY_PREFIX}{self._key(sub, fired)}#{attempt}", replace_existing=True,
+                misfire_grace_time=None,
+            )  # fmt: skip
+
+    def _deliver(self, sub: Subscription, fired: datetime, attempt: int = 0) -> Outcome | None:
         started = perf_counter()
         fields = {"subscription": sub.id, "repo": sub.repo, "platform": sub.platform, "chat": sub.chat_id}
         try:
             outcome = deliver_subscription(self.settings, self.store, sub, self.deliverers, now=fired)
         except Exception:
             log.exception(
-                "weekly report of %s to %s:%s failed", sub.repo, sub.platform, sub.chat_id, extra=fields
-            )
+                "weekly report of %s to %s:%s failed (attempt %d)",
+                sub.repo, sub.platform, sub.chat_id, attempt + 1, extra=fields,
+            )  # fmt: skip
+            self._retry_later(sub, fired, attempt + 1)
             return None
         ms = round((perf_counter() - started) * 1000, 1)
         log.info("weekly report %s", outcome.describe(), extra={**fields, "status": outcome.status, "ms": ms})
@@ -143,6 +186,6 @@ class WeeklyScheduler:
             # when its claim runs out, so the week is not lost until next week's fire.
             self._scheduler.add_job(
                 self._deliver, "date", run_date=outcome.retry_at + timedelta(seconds=5), args=[sub, fired],
-                id=f"retry-{outcome.key}", replace_existing=True,
+                id=f"{RETRY_PREFIX}{outcome.key}", replace_existing=True,
             )  # fmt: skip
         return outcome

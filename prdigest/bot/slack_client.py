@@ -12,13 +12,23 @@ import logging
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.error import URLError
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.interval_calculator import RetryIntervalCalculator
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web import SlackResponse
 from slack_sdk.webhook import WebhookClient
 
+from prdigest.bot import retries
 from prdigest.bot.payloads import report_file_name
 from prdigest.errors import PrdigestError
 from prdigest.models import Report
@@ -34,6 +44,9 @@ FIND_DAYS = 14
 FIND_MESSAGES = 1000
 HISTORY_PAGE = 200
 TIMEOUT_S = 15
+# Calls that post: a 5xx or a lost answer may mean "posted"; they are not retried in the client
+# (the weekly job looks for the post in the channel before it posts again).
+POSTING = ("chat.postMessage",)
 
 
 class SlackError(PrdigestError):
@@ -73,7 +86,7 @@ class SlackOutbound:
             base_url=api_url if api_url.endswith("/") else api_url + "/",
             timeout=TIMEOUT_S,
             logger=sdk_logger("prdigest.slack.sdk"),
-            retry_handlers=[ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=2)],
+            retry_handlers=retry_handlers(),
         )
 
     def auth_test(self) -> None:
@@ -165,6 +178,74 @@ class SlackOutbound:
             return call(**kwargs)
         except (SlackClientError, OSError) as exc:
             raise SlackError(method, code(exc)) from None
+
+
+class _RateLimited(RateLimitErrorRetryHandler):
+    """429: waits Retry-After when it is within the cap (retries.MAX_WAIT_S), else fails at once."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        return retries.wait_s(state.current_attempt + 1, _retry_after(response)) is not None
+
+    def prepare_for_next_attempt(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        attempt = state.current_attempt + 1
+        retries.sleep(retries.wait_s(attempt, _retry_after(response) if response else None) or 0)
+        state.next_attempt_requested = True
+        state.increment_current_attempt()
+
+
+class _ServerError(ServerErrorRetryHandler):
+    """500/503 on reads and updates, with the shared backoff; never on a call that posts."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if request.url.rstrip("/").rsplit("/", 1)[-1] in POSTING:
+            return False
+        return super()._can_retry(state=state, request=request, response=response, error=error)
+
+
+def _retry_after(response: HttpResponse) -> float | None:
+    return retries.retry_after_s(response.headers)
+
+
+class _Backoff(RetryIntervalCalculator):
+    """slack_sdk's interval calculator, as the shared policy's backoff."""
+
+    def calculate_sleep_duration(self, current_attempt: int) -> float:
+        return retries.backoff_s(current_attempt + 1)
+
+
+def retry_handlers() -> list[Any]:
+    """Connection failures before the request went out (URLError), 429 within the cap, 5xx on calls
+    that do not post; each at most ``retries.ATTEMPTS - 1`` times."""
+    count = retries.ATTEMPTS - 1
+    backoff = _Backoff()
+    return [
+        ConnectionErrorRetryHandler(count, backoff, error_types=[URLError]),
+        _RateLimited(count, backoff),
+        _ServerError(count, backoff),
+    ]
 
 
 def _delivery_key(message: dict[str, Any]) -> str | None:

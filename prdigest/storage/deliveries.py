@@ -67,6 +67,17 @@ def release(store: Store, key: str) -> None:
         db.execute("delete from deliveries where key = ? and status = 'claimed'", [key])
 
 
+def uncertain(store: Store, key: str) -> None:
+    """A post that may have gone out (a send timed out, the platform answered 5xx): keep the claim,
+    expired, so the next run takes it over and looks for the post in the chat before posting again."""
+    expired = datetime.fromtimestamp(0, UTC).isoformat()
+    with store.writing() as db:
+        db.execute(
+            "update deliveries set claimed_by = '', claimed_at = ? where key = ? and status = 'claimed'",
+            [expired, key],
+        )
+
+
 class Busy(Exception):
     def __init__(self, row: Delivery):
         super().__init__(f"delivery {row.key} is {row.status}")

@@ -1,9 +1,13 @@
 """A local Lark/Feishu open platform for the real lark-oapi SDK: REST, HTTP events and the long connection.
 
 REST (``domain=fake.url``): the tenant token, the bot's identity, sending, replying to and
-patching messages, uploading files. It checks what Lark checks: the app's credentials, the
-Bearer token, ``content`` as a JSON string, card JSON 2.0's top-level keys, the 30 KB limit
-on card and post bodies (code 230025), and ``uuid`` de-duplication (one message per uuid).
+patching messages, uploading files, listing a chat's messages (``GET /open-apis/im/v1/messages``,
+newest or oldest first, 50 a page at most, from ``start_time``). It checks what Lark checks: the
+app's credentials, the Bearer token, ``content`` as a JSON string, card JSON 2.0's top-level
+keys, the 30 KB limit on card and post bodies (code 230025), and ``uuid`` de-duplication (one
+message per uuid within an hour of the fake's clock; ``advance`` moves the clock on). Faults:
+``fail_next`` (a Lark error code), ``http_error`` (an HTTP status, e.g. 500, or 429 with
+``Retry-After``, nothing done) and ``slow`` (the call carried out, answered late).
 Every message that goes out is kept in ``messages`` (chat, msg_type, parsed content, uuid,
 the message it replies to), every upload in ``files``.
 
@@ -50,6 +54,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 CARD_LIMIT = 30 * 1024  # bytes of a card or post request body
+UUID_WINDOW_S = 3600  # Lark honours a message uuid for an hour
 CARD_KEYS = {"schema", "config", "card_link", "header", "body"}  # what a 2.0 card may hold at its top
 MSG_TYPES = {
     "text",
@@ -80,6 +85,7 @@ class Sent:
     reply_to: str | None = None
     reply_in_thread: bool = False
     updates: list[dict[str, Any]] = field(default_factory=list)  # patched contents, in order
+    created_at: float = 0.0  # on the fake's clock
 
     @property
     def text(self) -> str:
@@ -125,6 +131,9 @@ class FakeLark:
         self._by_uuid: dict[str, Sent] = {}
         self._chat_of: dict[str, str] = {}  # message id -> chat, for messages users sent in events
         self._faults: list[tuple[str, int, str]] = []
+        self._http_errors: list[tuple[str, int, dict[str, str]]] = []
+        self._delays: list[tuple[str, float]] = []
+        self._offset = 0.0  # the fake's clock: time.time() + offset
         self._ids = 0
         self._cond = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
@@ -172,6 +181,34 @@ class FakeLark:
         """The next im request whose path contains ``path_part`` is refused with Lark's ``code``."""
         with self._cond:
             self._faults.append((path_part, code, msg))
+
+    def http_error(self, path_part: str, status: int, retry_after: int | None = None, times: int = 1) -> None:
+        """The next ``times`` calls whose path holds ``path_part`` answer HTTP ``status`` (429: Lark's
+        rate-limit code 99991400, with ``Retry-After`` when given) and do nothing."""
+        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        with self._cond:
+            self._http_errors.extend([(path_part, status, headers)] * times)
+
+    def slow(self, path_part: str, seconds: float) -> None:
+        """The next call whose path holds ``path_part`` is carried out, then answered ``seconds`` late."""
+        with self._cond:
+            self._delays.append((path_part, seconds))
+
+    def delay_of(self, path: str) -> float:
+        with self._cond:
+            for delay in self._delays:
+                if delay[0] in path:
+                    self._delays.remove(delay)
+                    return delay[1]
+        return 0.0
+
+    def now(self) -> float:
+        return time.time() + self._offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the fake's clock on (the uuid window, the messages' create_time); the past stays put."""
+        with self._cond:
+            self._offset += seconds
 
     def wait_messages(self, count: int, timeout: float = 20) -> list[Sent]:
         """At least ``count`` messages sent, or AssertionError after ``timeout`` seconds."""
@@ -327,6 +364,19 @@ class FakeLark:
 
     def handle(
         self, method: str, target: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """One REST call: its status, JSON body and extra headers (after any scripted delay)."""
+        path = urlsplit(target).path
+        if path.startswith("/open-apis/im/"):
+            error = self._http_error(path)
+            if error is not None:
+                return error
+        status, body = self._route(method, target, headers, raw)
+        time.sleep(self.delay_of(path))
+        return status, body, {}
+
+    def _route(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, dict[str, Any]]:
         parts = urlsplit(target)
         path, query = parts.path, parse_qs(parts.query)
@@ -354,6 +404,8 @@ class FakeLark:
         if not path.startswith("/open-apis/im/v1/messages"):
             return 404, _error(404, f"no route {path}")
         segments = path.removeprefix("/open-apis/im/v1/messages").strip("/").split("/")
+        if method == "GET" and segments == [""]:
+            return self._list(query)
         if method == "POST" and segments == [""]:
             if query.get("receive_id_type") != ["chat_id"]:
                 return 400, _error(230001, "receive_id_type must be chat_id here")
@@ -383,8 +435,9 @@ class FakeLark:
             if reply_to is not None and reply_to not in self._chat_of:
                 return 400, _error(230001, f"invalid message_id: {reply_to}")
             uuid = body.get("uuid") or None
-            if uuid in self._by_uuid:  # Lark: one message per uuid (within an hour)
-                return 200, _message_data(self._by_uuid[uuid])
+            first = self._by_uuid.get(uuid) if uuid else None
+            if first is not None and self.now() - first.created_at < UUID_WINDOW_S:
+                return 200, _message_data(first)  # Lark: one message per uuid within an hour
         problem = _check_content(body.get("msg_type"), body.get("content"), len(raw), self._file_keys())
         if problem is not None:
             return 400, problem
@@ -398,6 +451,7 @@ class FakeLark:
                 uuid=uuid,
                 reply_to=reply_to,
                 reply_in_thread=bool(body.get("reply_in_thread")),
+                created_at=self.now(),
             )
             self._chat_of[sent.message_id] = chat_id
             if uuid:
@@ -405,6 +459,35 @@ class FakeLark:
             self.messages.append(sent)
             self._cond.notify_all()
         return 200, _message_data(sent)
+
+    def _list(self, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        """im.v1 message list of a chat: its messages (not replies inside threads) from start_time to
+        end_time (seconds), ByCreateTimeAsc (Lark's default) or ByCreateTimeDesc, page_size <= 50."""
+        arg = {name: values[-1] for name, values in query.items()}
+        if arg.get("container_id_type") != "chat" or not arg.get("container_id"):
+            return 400, _error(230001, "container_id_type must be chat, with a container_id")
+        size = int(arg.get("page_size") or 20)
+        if not 1 <= size <= 50:
+            return 400, _error(230001, "page_size must be between 1 and 50")
+        start = float(arg.get("start_time") or 0)
+        end = float(arg.get("end_time") or float("inf"))
+        with self._cond:
+            found = [
+                m
+                for m in self.messages
+                if m.chat_id == arg["container_id"] and not m.reply_in_thread and start <= m.created_at <= end
+            ]
+        if arg.get("sort_type") == "ByCreateTimeDesc":
+            found.reverse()
+        first = int(arg.get("page_token") or 0)
+        page = found[first : first + size]
+        more = first + size < len(found)
+        data = {
+            "has_more": more,
+            "page_token": str(first + size) if more else "",
+            "items": [_message_data(m)["data"] for m in page],
+        }
+        return 200, {"code": 0, "msg": "success", "data": data}
 
     def _patch(self, message_id: str, raw: bytes) -> tuple[int, dict[str, Any]]:
         body = _json(raw)
@@ -439,6 +522,16 @@ class FakeLark:
                 if fault[0] in path:
                     self._faults.remove(fault)
                     return _error(fault[1], fault[2])
+        return None
+
+    def _http_error(self, path: str) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+        with self._cond:
+            for error in self._http_errors:
+                if error[0] in path:
+                    self._http_errors.remove(error)
+                    if error[1] == 429:
+                        return 429, _error(99991400, "request trigger frequency limit"), error[2]
+                    return error[1], _error(error[1], "internal error"), error[2]
         return None
 
     def _file_keys(self) -> set[str]:
@@ -491,7 +584,7 @@ def _message_data(sent: Sent) -> dict[str, Any]:
         "msg_type": sent.msg_type,
         "chat_id": sent.chat_id,
         "parent_id": sent.reply_to or "",
-        "create_time": str(int(time.time() * 1000)),
+        "create_time": str(int(sent.created_at * 1000)),
         "deleted": False,
         "updated": False,
         "sender": {"id": "cli_fake", "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-1"},
@@ -541,9 +634,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, body = self.server.fake.handle(self.command, self.path, headers, raw)  # type: ignore[attr-defined]
+        status, body, extra = self.server.fake.handle(self.command, self.path, headers, raw)  # type: ignore[attr-defined]
         data = json.dumps(body, ensure_ascii=False).encode()
         self.send_response(status)
+        for name, value in extra.items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("X-Tt-Logid", secrets.token_hex(8))
         self.send_header("Content-Length", str(len(data)))

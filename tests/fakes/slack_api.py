@@ -6,7 +6,9 @@ and a Socket Mode websocket, all on 127.0.0.1.
 
 Web API methods live under ``/api/``; each checks the Bearer token (``invalid_auth``
 otherwise; ``apps.connections.open`` wants the app-level token) and can be scripted to
-fail (``fail``) or to answer 429 with a Retry-After (``ratelimit``). Posted messages are
+fail (``fail``), to answer 429 with a Retry-After (``ratelimit``), to answer an HTTP 5xx
+without doing anything (``server_error``), or to do the call and answer only after a delay
+(``slow``: Slack accepted, the client timed out). Posted messages are
 recorded with their channel, thread, blocks and metadata, and read back newest first by
 ``conversations.history``. ``apps.connections.open`` hands out the address of a local
 websocket that says hello, then carries the envelopes the test sends (``send_event``,
@@ -107,6 +109,8 @@ class FakeSlack:
         self._changed = threading.Condition(self._lock)
         self._failures: dict[str, list[str]] = {}
         self._limits: dict[str, list[int]] = {}
+        self._errors: dict[str, list[int]] = {}
+        self._delays: dict[str, list[float]] = {}
         self._ids = itertools.count(1)
         self._clock = time.time()
         self._http: ThreadingHTTPServer | None = None
@@ -170,6 +174,22 @@ class FakeSlack:
         """The next ``times`` calls of ``method`` answer 429 with this Retry-After."""
         with self._lock:
             self._limits.setdefault(method, []).extend([retry_after] * times)
+
+    def server_error(self, method: str, status: int = 500, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` answer HTTP ``status`` and do nothing."""
+        with self._lock:
+            self._errors.setdefault(method, []).extend([status] * times)
+
+    def slow(self, method: str, seconds: float, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` are carried out, then answered ``seconds`` late."""
+        with self._lock:
+            self._delays.setdefault(method, []).extend([seconds] * times)
+
+    def delay_of(self, method: str) -> float:
+        """The delay scripted for this call of ``method`` (0 when none), taken off the script."""
+        with self._lock:
+            delays = self._delays.get(method)
+            return delays.pop(0) if delays else 0.0
 
     def calls_of(self, method: str) -> list[Call]:
         with self._lock:
@@ -248,6 +268,9 @@ class FakeSlack:
         with self._changed:
             self.calls.append(Call(method, args, token))
             self._changed.notify_all()
+            errors = self._errors.get(method)
+            if errors:
+                return errors.pop(0), {}, {"ok": False, "error": "fatal_error"}
             limits = self._limits.get(method)
             if limits:
                 return 429, {"Retry-After": str(limits.pop(0))}, {"ok": False, "error": "ratelimited"}
@@ -393,6 +416,7 @@ class _Handler(BaseHTTPRequestHandler):
             auth = self.headers.get("Authorization", "")
             token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
             status, headers, body = fake.api(url.path.removeprefix("/api/"), args, token)
+            time.sleep(fake.delay_of(url.path.removeprefix("/api/")))
             self._answer(status, json.dumps(body).encode(), "application/json; charset=utf-8", headers)
         elif url.path.startswith("/upload/"):
             ok = fake.receive_upload(url.path.removeprefix("/upload/"), raw)
