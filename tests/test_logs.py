@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,7 @@ def test_level_and_format_from_the_environment() -> None:
     with pytest.raises(ConfigError, match=r"log\.level"):
         load_settings(env={"PRDIGEST_LOG_LEVEL": "loud"})
     stream = io.StringIO()
+    hooks = sys.excepthook, threading.excepthook
     setup_logging(settings, stream=stream)
     try:
         logging.getLogger("prdigest.test").info("not shown")
@@ -76,4 +79,5 @@ def test_level_and_format_from_the_environment() -> None:
         assert not isinstance(text_handler.formatter, JsonFormatter)
     finally:
         logging.getLogger().handlers[:] = []
+        sys.excepthook, threading.excepthook = hooks
     assert [json.loads(line)["message"] for line in stream.getvalue().splitlines()] == ["shown"]

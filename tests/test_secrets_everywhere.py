@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from prdigest.bot.app import BotCore, Inbound
 from prdigest.bot.service import report_pages
 from prdigest.cli import cli
 from prdigest.config import load_settings
 from prdigest.errors import ConfigError, SourceError
-from prdigest.handlers import Context, Services, handle
+from prdigest.handlers import Context, Reply, Services, handle
 from prdigest.logs import setup_logging
 from prdigest.pipeline import make_report
 from prdigest.redact import redact, scrub, use_secrets
@@ -129,6 +130,17 @@ def test_a_github_error_quoting_the_secrets_reaches_no_chat_reply(env: dict[str,
         reply = handle(message, CONSOLE, svc)
         assert_clean(reply.model_dump_json())
         assert reply.kind in ("error", "text")
+    posted: list[Reply] = []  # what a chat adapter is handed to post
+    core = BotCore(svc)
+    event = Inbound(
+        platform="slack", event_id="E1", chat_id="C1", user_id="U1", text=f"report {REPO} 2026-W37"
+    )
+    future = core.submit(event, posted.append)
+    assert future is not None
+    future.result(30)
+    core.close()
+    assert len(posted) == 1 and "GitHub" in posted[0].text
+    assert_clean(posted[0].model_dump_json())
     store.close()
     for stream in logged.values():
         assert_clean(stream.getvalue())
@@ -161,11 +173,24 @@ def test_an_exception_or_a_pr_quoting_the_secrets_reaches_no_reply(tmp_path: Pat
     assert all(json.loads(line) for line in as_json.splitlines())
 
 
-def test_no_secret_on_the_cli_stderr(env: dict[str, str]) -> None:
+SUBSCRIPTION = """
+[[subscriptions]]
+platform = "console"
+chat_id = "local"
+repo = "acme/rocket"
+day = "fri"
+time = "17:00"
+"""
+
+
+def test_no_secret_on_the_cli_stderr(env: dict[str, str], tmp_path: Path) -> None:
     runner = CliRunner()
+    config = tmp_path / "prdigest.toml"
+    config.write_text(SUBSCRIPTION)
     for args in (
         ["sync", "--repo", REPO, "--week", "2026-W37"],
         ["report", "--repo", REPO, "--week", "2026-W37"],
+        ["deliver", "--config", str(config), "--subscription", "1", "--week", "2026-W37"],
     ):
         result = runner.invoke(cli, args, env=env)
         assert result.exit_code == 1, result.output
