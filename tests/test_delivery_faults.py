@@ -271,3 +271,21 @@ def test_the_fake_lark_forgets_a_uuid_after_an_hour(lark: FakeLark) -> None:
     assert out.post(CHAT["lark"], None, text, "uuid-1") == first
     lark.advance(3601)
     assert out.post(CHAT["lark"], None, text, "uuid-1") != first
+
+
+def test_retry_after_is_read_and_capped() -> None:
+    assert retries.retry_after_s({"Retry-After": "7"}) == 7
+    assert retries.retry_after_s({"retry-after": ["3"]}) == 3  # slack_sdk's headers hold lists
+    assert retries.retry_after_s({"x-ogw-ratelimit-reset": "2"}) == 2  # Lark's own header
+    assert retries.retry_after_s({"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}) == 0
+    assert retries.retry_after_s({}) is None
+    assert retries.wait_s(1, 5) == 5 and retries.wait_s(1, 120) is None  # past the cap: fail now
+    assert retries.wait_s(retries.ATTEMPTS, None) is None  # the attempts are spent
+    assert all(retries.backoff_s(n) <= retries.MAX_WAIT_S for n in range(1, 40))
+
+
+def test_slack_history_5xx_is_retried_in_the_client(slack: FakeSlack) -> None:
+    out = SlackOutbound(slack.bot_token, slack.url)
+    slack.server_error("conversations.history", 503)
+    assert out.find_delivery(CHAT["slack"], "prdigest:1:2026-W37") is None
+    assert len(slack.calls_of("conversations.history")) == 2
