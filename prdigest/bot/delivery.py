@@ -27,6 +27,7 @@ from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Subscription, Window, iso_week_label
 from prdigest.pipeline import make_report, open_source
+from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
 from prdigest.storage import Store
@@ -147,7 +148,9 @@ def deliver_subscription(
 def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:
     """The subscription's report, saved, and the address of its page when there is a public URL."""
     source = subscription_source(settings, sub)
+    # Scrubbed as every other output is: PR text and warnings may quote a configured secret.
     report = make_report(settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
+    report = scrub_value(report)
     report.card_prs = sub.top_n  # what the card lists, never what the figures count
     return report, page_url(settings.public_url, report.id, lambda report_id: page_token(store, report_id))
 
