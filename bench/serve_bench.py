@@ -16,17 +16,30 @@ Prints `name=value` lines.
   subscription and week (five replicas firing together); weekly reports in the channel (goal: 1).
   `concurrent_fire_outcomes` says what each process printed (posted, busy, already) or `error`
   (exit status other than 0), `concurrent_fire_errors` the last line of each error.
+- `oversize_rss_growth_mb`: `prdigest serve` with Slack and Lark in HTTP mode; an unsigned 150 MB
+  POST to each endpoint (/slack/events, /lark/events, /healthz, a report page), streamed; growth of
+  the serve process's VmRSS (goal <= 20). `oversize_statuses` what each got (413; `closed` if the
+  server closed before answering). `oversize_log_line_max`: the longest line serve wrote to its log
+  during those POSTs (goal <= 2048).
+- `idle_conn_threads_400`: threads of that serve process 10 s after 400 connections were opened and
+  left idle (goal <= 20); `idle_conn_threads_before` the count before them;
+  `healthz_s_while_400_idle` how long a GET /healthz took while they were held (`timeout` past 20 s).
+  `python bench/serve_bench.py --limits` prints these figures alone.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -159,6 +172,83 @@ def measure_serve(tmp: Path, env: dict[str, str], lark: FakeLark, slack: FakeSla
     }
 
 
+OVERSIZE_MB = 150
+OVERSIZE_PATHS = ("/slack/events", "/lark/events", "/healthz", "/reports/abc")
+IDLE_CONNS = 400
+
+
+def threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def oversize_post(address: str, path: str) -> str:
+    """An unsigned POST announcing 150 MB, sent 1 MB at a time from a generator; the answer's status."""
+    host, port = address.removeprefix("http://").rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    chunk = b"x" * (1 << 20)
+    try:
+        conn.putrequest("POST", path)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(OVERSIZE_MB << 20))
+        conn.endheaders()
+        try:
+            for _ in range(OVERSIZE_MB):
+                conn.send(chunk)
+        except OSError:  # the server answered and closed: the rest is never read
+            pass
+        try:
+            return str(conn.getresponse().status)
+        except (OSError, http.client.HTTPException):
+            return "closed"
+    finally:
+        conn.close()
+
+
+def measure_limits(tmp: Path, env: dict[str, str], lark: FakeLark, slack: FakeSlack) -> dict[str, object]:
+    config = write_config(tmp / "limits.toml", web={"host": "127.0.0.1", "port": 0})
+    command = [sys.executable, "-m", "prdigest.cli", "serve", "--config", str(config)]
+    env = {**env, **lark_env(lark, "http"), **slack_env(slack, "http"), "PRDIGEST_DB": str(tmp / "limits.db")}
+    log = tmp / "limits.log"
+    with serving(command, env, log) as served:
+        wait_until(lambda: served.get("/healthz")[0] == 200, 30, "/healthz")
+        pid = served.proc.pid
+        rss_before = settled_rss_mb(pid)
+        logged = log.stat().st_size
+        statuses = [oversize_post(served.address, path) for path in OVERSIZE_PATHS]
+        rss_after = settled_rss_mb(pid)
+        with log.open("rb") as file:
+            file.seek(logged)
+            lines = file.read().splitlines()
+        threads_before = threads(pid)
+        host, port = served.address.removeprefix("http://").rsplit(":", 1)
+        idle = []
+        for _ in range(IDLE_CONNS):
+            with contextlib.suppress(OSError):  # a full backlog refuses it: that holds nothing
+                idle.append(socket.create_connection((host, int(port)), timeout=5))
+        asked = time.perf_counter()
+        try:
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                f"{served.address}/healthz", timeout=20
+            ) as answer:
+                answer.read()
+            healthz = f"{time.perf_counter() - asked:.2f}"
+        except OSError:
+            healthz = "timeout"
+        time.sleep(max(0.0, 10 - (time.perf_counter() - asked)))
+        threads_idle = threads(pid)
+        for sock in idle:
+            sock.close()
+        served.terminate(timeout=30)
+    return {
+        "oversize_rss_growth_mb": round(max(0.0, rss_after - rss_before), 1),
+        "oversize_statuses": ",".join(statuses),
+        "oversize_log_line_max": max((len(line) for line in lines), default=0),
+        "idle_conn_threads_before": threads_before,
+        "idle_conn_threads_400": threads_idle,
+        "healthz_s_while_400_idle": healthz,
+    }
+
+
 def subscribed(tmp: Path, name: str, env: dict[str, str]) -> Path:
     """A config with one Slack subscription, and its database with the subscription saved (id 1)."""
     config = write_config(
@@ -217,12 +307,18 @@ def main() -> None:
             HOME=str(tmp), NO_PROXY="127.0.0.1,localhost", COLUMNS="200",
             **github_env(github), **lark_env(lark, "ws"), **slack_env(slack, "socket"),
         )  # fmt: skip
-        figures = {
-            **measure_serve(tmp, env, lark, slack),
-            **measure_imports(),
-            **measure_delivery(tmp, env, slack),
-            **measure_concurrent_fires(tmp, env, slack),
-        }
+        only_limits = sys.argv[1:] == ["--limits"]  # the figures of bounded requests alone
+        figures = (
+            measure_limits(tmp, env, lark, slack)
+            if only_limits
+            else {
+                **measure_serve(tmp, env, lark, slack),
+                **measure_limits(tmp, env, lark, slack),
+                **measure_imports(),
+                **measure_delivery(tmp, env, slack),
+                **measure_concurrent_fires(tmp, env, slack),
+            }
+        )
     for key, value in figures.items():
         print(f"{key}={value}")
 
