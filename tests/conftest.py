@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fakes.lark_api import FakeLark
 from fakes.openai_api import FakeOpenAI, prdigest_answers
+from fakes.slack_api import FakeSlack
 
 # The render tests' shared fixtures (a week of each size, the demo week) live beside their helpers.
 pytest_plugins = ["test_render_support"]
@@ -193,3 +195,16 @@ def serve() -> Iterator[Callable[..., FakeOpenAI]]:
     yield start
     for fake in started:
         fake.close()
+
+
+# The fake chat APIs on port 0, for the tests that talk to them through the SDKs.
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def lark() -> Iterator[FakeLark]:
+    with FakeLark() as fake:
+        yield fake

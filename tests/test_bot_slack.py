@@ -72,12 +72,6 @@ def slack_settings(slack: FakeSlack, mode: str, **env: str) -> Settings:
 
 
 @pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
 def svc(demo_store: Store, slack: FakeSlack) -> Services:
     return demo_services(slack_settings(slack, "socket"), demo_store)
 

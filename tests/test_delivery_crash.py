@@ -89,18 +89,6 @@ def github() -> Iterator[FakeGitHub]:
         yield fake
 
 
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def lark() -> Iterator[FakeLark]:
-    with FakeLark() as fake:
-        yield fake
-
-
 def deliver(sub_id: int, config: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The real `prdigest deliver`, in a child process."""
     return subprocess.run(

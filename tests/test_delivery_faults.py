@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -66,18 +65,6 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(slack_client, "TIMEOUT_S", 1)
     monkeypatch.setattr(lark_client, "HTTP_TIMEOUT_S", 1)
     monkeypatch.setattr(retries, "BASE_S", 0.05)
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def lark() -> Iterator[FakeLark]:
-    with FakeLark() as fake:
-        yield fake
 
 
 def settings() -> Settings:

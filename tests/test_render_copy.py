@@ -8,7 +8,7 @@ import re
 
 import pytest
 from markdown_it import MarkdownIt
-from test_render_support import demo_report
+from test_render_support import demo_report, strings_of
 
 from prdigest.bot.payloads import slack_payload
 from prdigest.handlers.replies import Reply
@@ -39,16 +39,6 @@ def with_paths(lang: str) -> Report:
     return report
 
 
-def _strings(node: object) -> list[str]:
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, dict):
-        return [s for value in node.values() for s in _strings(value)]
-    if isinstance(node, list):
-        return [s for value in node for s in _strings(value)]
-    return []
-
-
 def _copied(text: str) -> str:
     """What a reader copies: entities decoded, code-span fences gone."""
     return html.unescape(text).replace("`", "")
@@ -56,7 +46,7 @@ def _copied(text: str) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paths_copied_out_of_the_slack_message_read_as_written(lang: str) -> None:
-    text = " ".join(_copied(s) for s in _strings(render_slack_message(with_paths(lang))))
+    text = " ".join(_copied(s) for s in strings_of(render_slack_message(with_paths(lang))))
     for path in PATHS:
         assert path in text, path
     for code in CODE[1:]:
@@ -65,7 +55,7 @@ def test_paths_copied_out_of_the_slack_message_read_as_written(lang: str) -> Non
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paths_copied_out_of_the_lark_card_read_as_written(lang: str) -> None:
-    text = " ".join(_copied(s) for s in _strings(render_lark_card(with_paths(lang))))
+    text = " ".join(_copied(s) for s in strings_of(render_lark_card(with_paths(lang))))
     for path in PATHS:
         assert path in text, path
 

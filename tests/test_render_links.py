@@ -5,21 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_render_support import demo_report
+from test_render_support import demo_report, strings_of
 
 from prdigest.render.lark import render_lark_card
 from prdigest.render.slack import render_slack_message
 from prdigest.render.views import pr_urls
-
-
-def _strings(node: object) -> list[str]:
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, dict):
-        return [s for value in node.values() for s in _strings(value)]
-    if isinstance(node, list):
-        return [s for value in node for s in _strings(value)]
-    return []
 
 
 def _markdown(node: object) -> list[str]:
@@ -60,5 +50,5 @@ def test_a_pr_without_its_own_link_is_cited_as_a_number() -> None:
         if p.number == first:
             p.url = "javascript:alert(1)"
     assert first not in pr_urls(report)
-    slack = " ".join(_strings(render_slack_message(report)))
+    slack = " ".join(strings_of(render_slack_message(report)))
     assert f"#{first}" in slack and "javascript" not in slack

@@ -405,3 +405,14 @@ def slack_texts(message: dict) -> list[str]:
 
     walk(message["blocks"])
     return out
+
+
+def strings_of(node: object) -> list[str]:
+    """Every string in a card or message payload, depth first."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for value in node.values() for s in strings_of(value)]
+    if isinstance(node, list):
+        return [s for value in node for s in strings_of(value)]
+    return []

@@ -77,18 +77,6 @@ def llm() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-@pytest.fixture
-def lark() -> Iterator[FakeLark]:
-    with FakeLark() as fake:
-        yield fake
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
 def week_numbers(repo: FakeRepo, window: Window) -> set[int]:
     return {pr.number for pr in iter_prs(repo, window.start, window.end)}
 
