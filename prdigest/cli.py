@@ -19,6 +19,9 @@ import click
 if TYPE_CHECKING:
     from prdigest.models import Report
 
+# `deliver`'s exit status when another worker holds the week (sysexits.h): try again later.
+EX_TEMPFAIL = 75
+
 
 class _Group(click.Group):
     """Turns prdigest's own errors into one clear line (and exit status 1), never a traceback."""
@@ -277,6 +280,10 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
     from prdigest.redact import scrub
 
     click.echo(scrub(outcome.describe()))
+    if outcome.status == "busy":  # EX_TEMPFAIL: another worker holds the week; a later run may take it
+        retry = f" until {outcome.retry_at:%Y-%m-%d %H:%M} UTC" if outcome.retry_at else ""
+        click.echo(f"another worker is delivering this week{retry}; run again later", err=True)
+        sys.exit(EX_TEMPFAIL)
 
 
 @cli.command()

@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from conftest import commit, new_repo
 
 from prdigest import __version__
+from prdigest.bot.delivery import delivery_key
+from prdigest.models import Window
+from prdigest.storage import Store
+from prdigest.storage.deliveries import claim
+from prdigest.storage.subscriptions import get_subscription
 
 
 @pytest.fixture
@@ -123,3 +129,22 @@ def test_report_as_page_and_platform_payloads(run_cli) -> None:
     assert card["schema"] == "2.0" and "acme-ml/trainer" in card["header"]["title"]["content"]
     slack = json.loads(run_cli(*base, "--format", "slack").stdout)
     assert slack["blocks"][0]["type"] == "header" and len(slack["blocks"]) <= 50
+
+
+def test_deliver_exits_75_while_another_worker_holds_the_week(
+    run_cli, tmp_path: Path, clean_env: Path
+) -> None:
+    config = tmp_path / "prdigest.toml"
+    config.write_text('[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/app"\n')
+    # A first run saves the subscription from the config (the cache holds no PRs: it fails, not busy).
+    first = run_cli("deliver", "--config", str(config), "--subscription", "1", "--week", "2026-W37")
+    assert first.returncode not in (0, 75)
+    store = Store(clean_env)
+    sub = get_subscription(store, 1)
+    assert sub is not None
+    key = delivery_key(sub, Window.iso_week(2026, 38, sub.tz))
+    claim(store, key, 1, "2026-W38", "another-host:1", timedelta(minutes=15))
+    store.close()
+    busy = run_cli("deliver", "--config", str(config), "--subscription", "1", "--week", "2026-W38")
+    assert busy.returncode == 75, busy.stderr
+    assert "busy" in busy.stdout and "another worker is delivering this week until" in busy.stderr
