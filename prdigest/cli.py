@@ -153,6 +153,13 @@ def report(
     with console.status("working…") as status:
         result = make_report(settings, store, source, window, repo=repo, lang=lang, progress=status.update)
     store.close()
+    usage = result.llm_usage
+    if usage is not None and usage.fallback:  # the report says so too, but a script reads only stdout
+        click.echo(
+            f"warning: {usage.model} did not analyse {usage.fallback} of {result.stats.merged_prs} PRs; "
+            "the rules engine did (see the log for why)",
+            err=True,
+        )
     _emit(result, fmt, out)
 
 

@@ -62,6 +62,7 @@ def test_a_dead_llm_leaves_the_rules_report(tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["stats"]["engines"] == {"rules": 30} and report["llm_usage"]["fallback"] == 30
+    assert "did not analyse 30 of 30 PRs; the rules engine did" in result.stderr
 
 
 def test_demo_never_calls_the_llm(llm: FakeOpenAI, tmp_path) -> None:
