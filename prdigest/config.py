@@ -124,6 +124,12 @@ class WebSettings(_Section):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
+    # A report page answers 410 Gone this long after its report was made.
+    page_ttl_days: int = Field(default=90, ge=1, le=3650)
+    # "link": anyone with a page's link reads it; "signed": pages of private repositories need
+    # a link signed for the chat it was posted to (PRDIGEST_WEB_SIGNING_KEY).
+    page_access: Literal["link", "signed"] = "link"
+    signing_key: SecretStr | None = None
 
 
 class LogSettings(_Section):
@@ -170,6 +176,8 @@ class LLMSettings(_Section):
     concurrency: int = Field(default=8, ge=1, le=64)
     input_budget_tokens: int = Field(default=6000, ge=1000, le=200_000)
     max_retries: int = Field(default=2, ge=0, le=5)
+    # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
+    monthly_token_budget: int | None = Field(default=None, ge=1)
 
     @field_validator("base_url")
     @classmethod
@@ -262,6 +270,7 @@ SECRET_ENV_VARS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("slack", "bot_token"): ("PRDIGEST_SLACK_BOT_TOKEN",),
     ("slack", "app_token"): ("PRDIGEST_SLACK_APP_TOKEN",),
     ("slack", "signing_secret"): ("PRDIGEST_SLACK_SIGNING_SECRET",),
+    ("web", "signing_key"): ("PRDIGEST_WEB_SIGNING_KEY",),
 }
 
 

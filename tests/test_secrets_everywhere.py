@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from prdigest.bot.app import BotCore, Inbound
-from prdigest.bot.service import report_pages
+from prdigest.bot.pages import report_pages
 from prdigest.cli import cli
 from prdigest.config import load_settings
 from prdigest.errors import ConfigError, SourceError

@@ -9,14 +9,13 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any
 
 from prdigest.bot.adapters import ChatAdapter
 from prdigest.bot.app import BotCore
 from prdigest.bot.delivery import ConsoleDeliverer, Deliverer
+from prdigest.bot.pages import report_pages
 from prdigest.bot.scheduler import WeeklyScheduler
-from prdigest.bot.web import WebApp, respond
+from prdigest.bot.web import WebApp
 from prdigest.config import Settings
 from prdigest.handlers import Services
 from prdigest.logs import adopt_library_loggers
@@ -24,7 +23,6 @@ from prdigest.models import Subscription
 from prdigest.pipeline import source_factory
 from prdigest.redact import secrets_of, use_secrets
 from prdigest.storage import Store
-from prdigest.storage.deliveries import report_id_for
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
 
 log = logging.getLogger("prdigest.serve")
@@ -40,24 +38,6 @@ def sync_config_subscriptions(settings: Settings, store: Store) -> list[Subscrip
             "created_by": sub.created_by or "config", "created_at": old.created_at if old else None,
         })))  # fmt: skip
     return saved
-
-
-def report_pages(store: Store) -> Callable[..., Iterable[bytes]]:
-    """/reports/<token>: the full HTML page of a delivered report."""
-
-    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        from prdigest.redact import scrub, scrub_value
-        from prdigest.render.html import render_html
-
-        token = environ.get("PATH_INFO", "").removeprefix("/reports/").strip("/")
-        report_id = report_id_for(store, token) if token else None
-        report = store.get_report(report_id) if report_id is not None else None
-        if report is None:
-            return respond(start_response, "404 Not Found", b"no such report\n", "text/plain; charset=utf-8")
-        page = scrub(render_html(scrub_value(report))).encode()  # its texts, then the page they make
-        return respond(start_response, "200 OK", page, "text/html; charset=utf-8")
-
-    return app
 
 
 class Service:
