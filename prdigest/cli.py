@@ -7,108 +7,20 @@ stdout carries only the report, so `--format json | jq` works.
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from prdigest.cli_ops import config, deliver, serve, subscriptions
+from prdigest.cli_support import Group, Period, common, period_options, progress_shown, settings_from, stderr
+
 if TYPE_CHECKING:
     from prdigest.models import Report
 
-# `deliver`'s exit status when another worker holds the week (sysexits.h): try again later.
-EX_TEMPFAIL = 75
 
-
-class _Group(click.Group):
-    """Turns prdigest's own errors into one clear line (and exit status 1), never a traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        from prdigest.errors import PrdigestError
-        from prdigest.logs import cli_logging
-        from prdigest.redact import scrub
-
-        cli_logging()  # libraries' warnings and uncaught errors: redacted, on stderr
-        try:
-            return super().invoke(ctx)
-        except PrdigestError as exc:
-            raise click.ClickException(scrub(str(exc))) from None  # a server's answer may quote a secret
-        except click.ClickException as exc:  # usage errors keep their kind and exit status
-            exc.message = scrub(exc.message)  # type: ignore[misc]
-            raise
-
-
-def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--config and --db, accepted by every command."""
-
-    @click.option("--config", "config", type=click.Path(dir_okay=False), help="Config file (prdigest.toml).")
-    @click.option("--db", "db", type=click.Path(dir_okay=False), help="SQLite cache file.")
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
-@dataclass(frozen=True)
-class _Period:
-    """The period options a command was given: --since/--until, --week or --last-week, and --tz."""
-
-    since: str | None
-    until: str | None
-    week: str | None
-    last_week: bool
-    tz: str | None
-
-    @property
-    def given(self) -> bool:
-        return bool(self.since or self.until or self.week or self.last_week)
-
-    def window(self, settings: Any) -> Any:
-        from datetime import UTC, datetime
-
-        from prdigest.models import zone
-        from prdigest.periods import window_from_options
-
-        zone_name = zone(self.tz).key if self.tz else settings.report.timezone
-        return window_from_options(
-            self.since, self.until, self.week, self.last_week, zone_name, datetime.now(UTC)
-        )
-
-
-def _period_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The period options, handed to the command as one `period` argument."""
-
-    @click.option("--since", help="First day, YYYY-MM-DD.")
-    @click.option("--until", help="Last day, YYYY-MM-DD (inclusive).")
-    @click.option("--week", help="An ISO week, e.g. 2026-W37.")
-    @click.option("--last-week", is_flag=True, help="The last complete Monday-to-Sunday week.")
-    @click.option("--tz", help="Timezone of the window's days (default from the config: Asia/Shanghai).")
-    @functools.wraps(fn)
-    def wrapper(
-        *args: Any, since: Any, until: Any, week: Any, last_week: bool, tz: Any, **kwargs: Any
-    ) -> Any:
-        return fn(*args, period=_Period(since, until, week, last_week, tz), **kwargs)
-
-    return wrapper
-
-
-def _settings(config: str | None, db: str | None) -> Any:
-    from prdigest.config import load_settings
-
-    return load_settings(config, overrides={("storage", "db"): db})
-
-
-def _stderr() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-@click.group(cls=_Group)
+@click.group(cls=Group)
 @click.version_option(package_name="prdigest", prog_name="prdigest")
 def cli() -> None:
     """prdigest: what really changed in your repositories this week."""
@@ -118,7 +30,7 @@ def cli() -> None:
 @click.option("--git", "git", type=click.Path(), help="Read merged PRs from a local clone.")
 @click.option("--fixture", type=click.Path(), help="Read PRs from a JSON fixture file.")
 @click.option("--repo", help="Repository OWNER/NAME (alone: from the cache; with --git: overrides the name).")
-@_period_options
+@period_options
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
 @click.option(
     "--format",
@@ -129,12 +41,12 @@ def cli() -> None:
     help="Markdown, the JSON contract, the full HTML page, or the Lark card / Slack message as sent.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report to a file instead of stdout.")
-@_common
+@common
 def report(
     git: str | None,
     fixture: str | None,
     repo: str | None,
-    period: _Period,
+    period: Period,
     lang: str | None,
     fmt: str,
     out: str | None,
@@ -145,13 +57,12 @@ def report(
     from prdigest.pipeline import make_report, open_source
     from prdigest.storage import Store
 
-    settings = _settings(config, db)
+    settings = settings_from(config, db)
     window = period.window(settings)
     source = open_source(settings, git, fixture, repo)
     store = Store(settings.storage.db)
-    console = _stderr()
-    with console.status("working…") as status:
-        result = make_report(settings, store, source, window, repo=repo, lang=lang, progress=status.update)
+    with progress_shown(stderr(), "working…"):
+        result = make_report(settings, store, source, window, repo=repo, lang=lang)
     store.close()
     usage = result.llm_usage
     if usage is not None and usage.fallback:  # the report says so too, but a script reads only stdout
@@ -165,19 +76,19 @@ def report(
 
 @cli.command()
 @click.option("--repo", required=True, help="Repository OWNER/NAME on GitHub.")
-@_period_options
-@_common
-def sync(repo: str, period: _Period, config: str | None, db: str | None) -> None:
+@period_options
+@common
+def sync(repo: str, period: Period, config: str | None, db: str | None) -> None:
     """Fill the cache with a period's merged PRs from GitHub, asking only for what changed."""
     from prdigest.sources.github import make_client
     from prdigest.sources.sync import sync as sync_window
     from prdigest.storage import Store
 
-    settings = _settings(config, db)
+    settings = settings_from(config, db)
     window = period.window(settings)
     source = make_client(settings).source(repo)
     store = Store(settings.storage.db)
-    with _stderr().status(f"syncing {repo}…"):
+    with progress_shown(stderr(), f"syncing {repo}…"):
         result = sync_window(store, source, window)
     store.close()
     click.echo(result.describe())
@@ -200,13 +111,13 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
 @cli.command()
 @click.argument("question", nargs=-1, required=True)
 @click.option("--repo", required=True, help="Repository OWNER/NAME in the cache.")
-@_period_options
+@period_options
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
-@_common
+@common
 def ask(
     question: tuple[str, ...],
     repo: str,
-    period: _Period,
+    period: Period,
     lang: str | None,
     config: str | None,
     db: str | None,
@@ -216,7 +127,7 @@ def ask(
     from prdigest.i18n import detect_lang
     from prdigest.storage import Store
 
-    settings = _settings(config, db)
+    settings = settings_from(config, db)
     window = period.window(settings) if period.given else None
     text = " ".join(question)
     store = Store(settings.storage.db)
@@ -224,93 +135,6 @@ def ask(
     answer = answer_question(store, text, repo, window, settings.llm, lang or detect_lang(text))
     store.close()
     click.echo(answer.text)
-
-
-@cli.group()
-def config() -> None:
-    """The settings: prdigest.toml and the PRDIGEST_* environment."""
-
-
-@config.command("check")
-@_common
-def config_check(config: str | None, db: str | None) -> None:
-    """Validate every table of the config file and the environment; name the line and key of each error."""
-    from prdigest.config import check_settings
-
-    settings = _settings(config, db)  # raises with file:line: key for every invalid value
-    problems = check_settings(settings)
-    for problem in problems:
-        click.echo(f"problem: {problem}", err=True)
-    where = settings.config_path or "defaults and environment"
-    on = {True: "on", False: "off"}
-    click.echo(
-        f"{where}: {len(settings.repos)} repositories, {len(settings.subscriptions)} subscriptions; "
-        f"lark {on[settings.lark.enabled]}, slack {on[settings.slack.enabled]}, "
-        f"llm {settings.llm.model if settings.llm else 'off'}, "
-        f"github token {on[settings.github.token is not None]}"
-    )
-    if problems:
-        sys.exit(1)
-
-
-@cli.command()
-@click.option(
-    "--subscription", "sub_id", type=int, required=True, help="The subscription's id (see `subscriptions`)."
-)
-@click.option("--week", help="An ISO week, e.g. 2026-W37 (default: the last complete week).")
-@click.option(
-    "--force", is_flag=True, help="Update the card already posted for that week instead of skipping."
-)
-@_common
-def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: str | None) -> None:
-    """Run one subscription's weekly job now: sync, analyse, report, post — once per week."""
-    from prdigest.bot.adapters import chat_adapters
-    from prdigest.bot.delivery import ConsoleDeliverer, deliver_subscription
-    from prdigest.bot.service import sync_config_subscriptions
-    from prdigest.errors import UsageError
-    from prdigest.periods import parse_week
-    from prdigest.storage import Store
-    from prdigest.storage.subscriptions import get_subscription
-
-    settings = _settings(config, db)
-    store = Store(settings.storage.db)
-    sync_config_subscriptions(settings, store)
-    sub = get_subscription(store, sub_id)
-    if sub is None:
-        raise UsageError(f"no subscription {sub_id}; `subscriptions` in chat lists them")
-    deliverers: dict[str, Any] = {"console": ConsoleDeliverer(_stderr())}
-    deliverers.update((platform, d) for platform, _, d in chat_adapters(settings, None, None))
-    window = parse_week(week, sub.tz) if week else None
-    with _stderr().status(f"delivering {sub.repo} to {sub.platform}:{sub.chat_id}…"):
-        outcome = deliver_subscription(settings, store, sub, deliverers, window=window, force=force)
-    store.close()
-    from prdigest.redact import scrub
-
-    click.echo(scrub(outcome.describe()))
-    if outcome.status == "busy":  # EX_TEMPFAIL: another worker holds the week; a later run may take it
-        retry = f" until {outcome.retry_at:%Y-%m-%d %H:%M} UTC" if outcome.retry_at else ""
-        click.echo(f"another worker is delivering this week{retry}; run again later", err=True)
-        sys.exit(EX_TEMPFAIL)
-
-
-@cli.command()
-@click.option(
-    "--log-format",
-    type=click.Choice(["text", "json"]),
-    help="Log lines (default: PRDIGEST_LOG_FORMAT, else text).",
-)
-@_common
-def serve(log_format: str | None, config: str | None, db: str | None) -> None:
-    """Run the bot: Lark and Slack adapters, the weekly scheduler and the web app, until SIGTERM."""
-    from prdigest.bot.service import Service
-    from prdigest.logs import setup_logging
-    from prdigest.storage import Store
-
-    settings = _settings(config, db)
-    setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
-    store = Store(settings.storage.db)
-    Service(settings, store).run_forever()
-    store.close()
 
 
 def _render(report: Report, fmt: str) -> str:
@@ -338,7 +162,7 @@ def _render(report: Report, fmt: str) -> str:
 @cli.command()
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
 @click.option("--no-chat", is_flag=True, help="Print the report and stop, without the console chat.")
-@_common
+@common
 def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) -> None:
     """Run the demo week through the whole pipeline, offline (rules engine, SQLite, no network), then chat."""
     import tempfile
@@ -350,7 +174,7 @@ def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) ->
     from prdigest.sources.fixture import FixtureSource, demo_fixture_path
     from prdigest.storage import Store
 
-    settings = _settings(config, db)
+    settings = settings_from(config, db)
     source = FixtureSource(demo_fixture_path())
     assert source.window is not None, "the demo fixture names its week"
     console = Console()
@@ -387,7 +211,7 @@ def parse(text: str, today: str | None, tz: str) -> None:
 @click.option("--fixture", type=click.Path(), help="Chat about the PRs of a JSON fixture file.")
 @click.option("--repo", help="Repository OWNER/NAME (alone: from the cache).")
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
-@_common
+@common
 def chat(
     git: str | None,
     fixture: str | None,
@@ -402,7 +226,7 @@ def chat(
     from prdigest.pipeline import open_source
     from prdigest.storage import Store
 
-    settings = _settings(config, db)
+    settings = settings_from(config, db)
     source = open_source(settings, git, fixture, repo) if (git or fixture) else None
     store = Store(settings.storage.db)
     _chat(settings, store, source, Console(), lang, default_repo=repo)
@@ -425,6 +249,10 @@ def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None
         services["clock"] = lambda: monday
     svc = Services(settings=settings, store=store, source_for=source_factory(settings, source), **services)
     run_console(svc, console, lang)
+
+
+for command in (config, subscriptions, deliver, serve):
+    cli.add_command(command)
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from prdigest.models import (
     iso_week_label,
     numbered,
 )
+from prdigest.progress import progress
 from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
 from prdigest.sources.base import source_factory as source_factory
@@ -189,13 +190,12 @@ def analyse(
     lang: str,
     *,
     use_llm: bool = True,
-    progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[dict[int, PRAnalysis], LLMEngine | None]:
     """Every PR's analysis: the rules engine's, then the LLM's where one is configured (each cached)."""
     analyses = analyse_prs(store, prs, taxonomy, lang)
     if settings.llm is None or not use_llm:
         return analyses, None
-    return ask_llm(settings, store, source, prs, analyses, taxonomy, lang, progress)
+    return ask_llm(settings, store, source, prs, analyses, taxonomy, lang)
 
 
 def ask_llm(
@@ -206,13 +206,12 @@ def ask_llm(
     analyses: dict[int, PRAnalysis],
     taxonomy: Taxonomy,
     lang: str,
-    progress: Callable[[str], None],
 ) -> tuple[dict[int, PRAnalysis], LLMEngine]:
     """The LLM's analyses of ``prs`` (with their diffs) over the rules engine's ``analyses``."""
     from prdigest.analysis.llm import LLMEngine
 
     assert settings.llm is not None  # the callers ask only when one is configured
-    progress(f"asking {settings.llm.model} about {len(prs)} PRs")
+    progress().phase(f"asking {settings.llm.model} about {len(prs)} PRs")
     engine = LLMEngine(settings.llm, store)
     return engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source)), engine
 
@@ -254,7 +253,6 @@ def _compute(
     window: Window,
     lang: str,
     use_llm: bool,
-    progress: Callable[[str], None],
 ) -> Report:
     """The report of the window in the cache; its PRs and analyses are dropped on return (a large window's
     are hundreds of MB, and the report is saved and rendered next)."""
@@ -266,13 +264,13 @@ def _compute(
     else:
         known = store.signals_known(name, window, OPTIONAL_SIGNALS)
         unavailable = tuple(s for s in OPTIONAL_SIGNALS if prs and s not in known)
-    progress(f"analysing {len(prs)} PRs")
+    progress().phase(f"analysing {len(prs)} PRs")
     analyses = analyse_window(store, name, window, taxonomy, lang)
     engine = None
     if settings.llm is not None and use_llm:
         full = store.prs_in_window(name, window)  # the model reads the diffs
-        analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang, progress)
-    progress("building the report")
+        analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang)
+    progress().phase("building the report")
     report = build_report(
         name,
         window,
@@ -285,7 +283,7 @@ def _compute(
         lang=lang,
     )
     if engine is not None:
-        progress("writing the narrative")
+        progress().phase("writing the narrative")
         report = engine.narrate(report, analyses)
         report.llm_usage = engine.usage()
     return report
@@ -302,7 +300,6 @@ def make_report(
     lang: str | None = None,
     save: bool = True,
     use_llm: bool = True,
-    progress: Callable[[str], None] = lambda _: None,
     refresh: bool = True,
     now: datetime | None = None,
 ) -> Report:
@@ -312,17 +309,21 @@ def make_report(
     lang = lang or settings.report.language
     now = now or datetime.now(UTC)
     taxonomy = settings.repo(name).taxonomy
+    read = 0
 
     def analyse_batch(batch: list[PullRequest]) -> dict[str, str]:
         # The rules analyse each batch as it is stored, while the source reads on (git runs meanwhile),
         # with its diffs in hand: no PR is read back from the cache for its diff.
+        nonlocal read
         analyses = analyse_prs(store, batch, taxonomy, lang)
+        read += len(batch)
+        progress().count("PRs read", read)
         return {pr.uid: analyses[pr.number].summary for pr in batch if pr.number in analyses}
 
     warnings: list[str] = []
     if source is not None:
         if refresh:
-            progress(f"reading {source.kind} source for {name}")
+            progress().phase(f"reading the {source.kind} source for {name}")
             warnings = read_window(store, source, window, analyse_batch)
     elif store.count_prs(name) == 0:
         raise SourceError(
@@ -334,7 +335,7 @@ def make_report(
     else:
         warnings, gaps = read_missing(store, source, name, window, now, analyse_batch)
     warnings += [missing_text(gaps, name, lang)] if gaps else []
-    report = _compute(settings, store, source, name, window, lang, use_llm, progress)
+    report = _compute(settings, store, source, name, window, lang, use_llm)
     report.history = history(store, source, name, window, now)
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
     newest = newest_merged(store, source, name) if empty else None

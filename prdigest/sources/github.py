@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from prdigest.models import PullRequest, Window
+from prdigest.progress import progress
 from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.github_client import (
     DIFF_MEDIA_TYPE,
@@ -210,7 +211,10 @@ class GitHubSource(Source):
         outcome = FetchOutcome()
         # (batch, how often it was halved), in listing order.
         work = deque((items[start : start + size], 0) for start in range(0, len(items), size))
+        done, total = 0, len(work)
         while work:
+            progress().count("batches synced", done, total)
+            done += 1
             batch, splits = work.popleft()
             try:
                 data, errors = self.client.graphql(BATCH_QUERY, {"ids": [item.node_id for item in batch]})
@@ -218,6 +222,7 @@ class GitHubSource(Source):
                 if exc.overloaded and splits < BATCH_SPLITS and len(batch) > 1:
                     half = len(batch) // 2
                     work.extendleft([(batch[half:], splits + 1), (batch[:half], splits + 1)])
+                    total += 1  # one batch became two
                     continue
                 # Stop: GitHub is down. The batch asked for failed, the rest waits.
                 stop(outcome, exc, {item.number for item in batch})
@@ -239,6 +244,7 @@ class GitHubSource(Source):
                     outcome.failed[item.number] = problem or "GitHub returned nothing for this PR"
                 else:
                     raw[item.number] = node
+        progress().count("batches synced", done, total)
         completed = Reader(self.client, self.repo).complete(raw)
         outcome.prs = completed.prs
         outcome.updated_at = completed.updated_at
