@@ -1,0 +1,38 @@
+"""The operator's commands: `prdigest subscriptions`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prdigest.models import Subscription
+from prdigest.storage import Store
+from prdigest.storage.subscriptions import save_subscription
+
+
+def test_subscriptions_lists_the_config_files_and_chats_with_their_ids(
+    run_cli, tmp_path: Path, clean_env: Path
+) -> None:
+    store = Store(clean_env)
+    save_subscription(store, Subscription(platform="slack", chat_id="C1", repo="acme/web", created_by="U7"))
+    store.close()
+    config = tmp_path / "prdigest.toml"
+    config.write_text(
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/app"\nday = "fri"\n'
+    )
+
+    listed = run_cli("subscriptions", "--config", str(config), "--json")
+    assert listed.returncode == 0, listed.stderr
+    subs = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert {(s["id"], s["repo"], s["platform"], s["created_by"]) for s in subs} == {
+        (1, "acme/web", "slack", "U7"),
+        (2, "acme/app", "console", "config"),
+    }
+    table = run_cli("subscriptions", "--config", str(config))
+    assert table.returncode == 0 and "acme/app" in table.stdout and "slack:C1" in table.stdout
+    assert "fri 09:30 Asia/Shanghai" in table.stdout
+
+
+def test_no_subscriptions_says_how_to_add_one(run_cli) -> None:
+    empty = run_cli("subscriptions")
+    assert empty.returncode == 0 and "no subscriptions" in empty.stdout and "subscribe" in empty.stdout
