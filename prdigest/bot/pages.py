@@ -1,28 +1,109 @@
-"""The report pages of the web app: /reports/<token>, the full HTML of a delivered report."""
+"""The report pages of the web app: /reports/<token>, the full HTML of a delivered report.
+
+A page's address holds a random token, never the report's id. A page answers ``410 Gone``
+``[web] page_ttl_days`` after its link was made (when the report was posted or answered in chat).
+
+``[web] page_access``:
+
+* ``"link"``: anyone with a page's link reads it.
+* ``"signed"``: a page is served only through a link signed for the chat it was posted to,
+  ``/reports/<token>?chat=<chat id>&sig=<signature>``: an HMAC-SHA256 of the token and the chat id
+  with ``PRDIGEST_WEB_SIGNING_KEY``, URL-safe base64. A token alone, or a signature made for
+  another chat, answers 403; changing the key withdraws every link. It applies to every page:
+  prdigest cannot tell which repositories are private (a clone's visibility is unknown to it).
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import logging
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import parse_qs, urlencode
 
 from prdigest.bot.web import respond
+from prdigest.config import Settings, WebSettings
+from prdigest.errors import ConfigError
 from prdigest.storage import Store
-from prdigest.storage.deliveries import report_id_for
+from prdigest.storage.deliveries import page_token, report_page
+
+log = logging.getLogger("prdigest.web")
+
+Clock = Callable[[], datetime]
 
 
-def report_pages(store: Store) -> Callable[..., Iterable[bytes]]:
-    """/reports/<token>: the full HTML page of a delivered report."""
+def report_pages(
+    store: Store, web: WebSettings | None = None, now: Clock = lambda: datetime.now(UTC)
+) -> Callable[..., Iterable[bytes]]:
+    """/reports/<token>: the full HTML page of a delivered report (``web``: the defaults when None)."""
+    web = web or WebSettings()
+    key = signing_key(web)  # "signed" without a key fails here, when the app is made
+    ttl = timedelta(days=web.page_ttl_days)
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         from prdigest.redact import scrub, scrub_value
         from prdigest.render.html import render_html
 
         token = environ.get("PATH_INFO", "").removeprefix("/reports/").strip("/")
-        report_id = report_id_for(store, token) if token else None
-        report = store.get_report(report_id) if report_id is not None else None
-        if report is None:
-            return respond(start_response, "404 Not Found", b"no such report\n", "text/plain; charset=utf-8")
-        page = scrub(render_html(scrub_value(report))).encode()  # its texts, then the page they make
-        return respond(start_response, "200 OK", page, "text/html; charset=utf-8")
+        if key is not None and not _signed(key, token, parse_qs(environ.get("QUERY_STRING", ""))):
+            log.info("refused a report page: its link is not signed for a chat")  # no token, no signature
+            return _text(
+                start_response, "403 Forbidden", "this page opens only from the link posted in its chat"
+            )
+        page = report_page(store, token) if token else None
+        report = store.get_report(page.report_id) if page is not None else None
+        if page is None or report is None:
+            return _text(start_response, "404 Not Found", "no such report")
+        if now() - page.created_at > ttl:
+            return _text(
+                start_response,
+                "410 Gone",
+                f"this report page has expired: pages are kept {web.page_ttl_days} days",
+            )
+        html = scrub(render_html(scrub_value(report))).encode()  # its texts, then the page they make
+        return respond(start_response, "200 OK", html, "text/html; charset=utf-8")
 
     return app
+
+
+def page_link(settings: Settings, store: Store, report_id: int | None, chat_id: str) -> str | None:
+    """The address of a report's page as posted to ``chat_id``, signed when ``page_access`` is "signed";
+    None without a public URL or a saved report. Each call makes a new link (its own expiry)."""
+    if not settings.public_url or report_id is None:
+        return None
+    key = signing_key(settings.web)
+    token = page_token(store, report_id)
+    url = f"{settings.public_url.rstrip('/')}/reports/{token}"
+    if key is None:
+        return url
+    return f"{url}?{urlencode({'chat': chat_id, 'sig': signature(key, token, chat_id)})}"
+
+
+def signing_key(web: WebSettings) -> bytes | None:
+    """The key that signs page links; None when pages need no signature."""
+    if web.page_access != "signed":
+        return None
+    if web.signing_key is None or not web.signing_key.get_secret_value():
+        raise ConfigError('web.page_access = "signed" needs a signing key: set PRDIGEST_WEB_SIGNING_KEY')
+    return web.signing_key.get_secret_value().encode()
+
+
+def signature(key: bytes, token: str, chat_id: str) -> str:
+    """HMAC-SHA256 of the page token and the chat id, URL-safe base64 without padding."""
+    # The token is URL-safe base64 (no newline): "token\nchat" names one pair only.
+    digest = hmac.new(key, f"{token}\n{chat_id}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def _signed(key: bytes, token: str, query: dict[str, list[str]]) -> bool:
+    chat, sig = query.get("chat", []), query.get("sig", [])
+    if len(chat) != 1 or len(sig) != 1:
+        return False
+    return hmac.compare_digest(signature(key, token, chat[0]).encode(), sig[0].encode())
+
+
+def _text(start_response: Callable[..., Any], status: str, message: str) -> Iterable[bytes]:
+    return respond(start_response, status, f"{message}\n".encode(), "text/plain; charset=utf-8")

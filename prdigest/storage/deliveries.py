@@ -84,6 +84,12 @@ class Busy(Exception):
         self.row = row
 
 
+@dataclass(frozen=True)
+class ReportPage:
+    report_id: int
+    created_at: datetime  # when its link was made: the page expires counted from then
+
+
 def page_token(store: Store, report_id: int) -> str:
     token = secrets.token_urlsafe(16)
     with store.writing() as db:
@@ -93,10 +99,10 @@ def page_token(store: Store, report_id: int) -> str:
     return token
 
 
-def report_id_for(store: Store, token: str) -> int | None:
+def report_page(store: Store, token: str) -> ReportPage | None:
     with store.reading() as db:
-        rows = list(db.query("select report_id from report_pages where token = ?", [token]))
-    return rows[0]["report_id"] if rows else None
+        rows = list(db.query("select report_id, created_at from report_pages where token = ?", [token]))
+    return ReportPage(rows[0]["report_id"], datetime.fromisoformat(rows[0]["created_at"])) if rows else None
 
 
 def _delivery(row: dict[str, Any]) -> Delivery:
