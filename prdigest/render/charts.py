@@ -1,7 +1,8 @@
 """Charts of the report page as inline SVG strings: pure layout of numbers the Report already holds.
 
 No scripts, fonts or images: the page stays one self-contained file. Labels are escaped
-here because the SVG goes into the page as markup.
+here because the SVG goes into the page as markup. Each chart is as large as its bars need (a row per
+bar, a column of at most _COLUMN px per bar) and is drawn at that size, narrower only on a narrow screen.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ HIGHLIGHT = "#e5534b"
 MUTED = "#9aa5b1"
 WIDTH = 480
 _ROW = 26
+_COLUMN = 64
 _LABEL_CHARS = 18
 _MAX_TICKS = 14
 
@@ -45,13 +47,14 @@ def hbar_chart(bars: Sequence[Bar], *, title: str) -> Markup:
             f'fill="{PALETTE[i % len(PALETTE)]}"/>'
             f'<text x="{label_w + width + 6:.1f}" y="{y + 17}" class="note">{escape(bar.note)}</text></g>'
         )
-    return _svg(title, height, rows)
+    return _svg(title, WIDTH, height, rows)
 
 
 def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: int = 0) -> Markup:
     """Vertical columns left to right (days, weeks); the last `highlight_last` are the current period."""
-    height, base, head = 200, 170, 20
-    step = (WIDTH - 20) / max(len(bars), 1)
+    height, base, head = 160, 134, 20
+    step = min(_COLUMN, (WIDTH - 20) / max(len(bars), 1))
+    width = round(20 + step * len(bars))
     every = math.ceil(len(bars) / _MAX_TICKS) or 1  # thin out labels on long windows
     top = _top(bars)
     cols = []
@@ -59,7 +62,7 @@ def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: int = 0) ->
         x = 10 + i * step
         h = (base - head - 14) * bar.value / top
         last = i >= len(bars) - highlight_last
-        colour = HIGHLIGHT if last else (PALETTE[0] if highlight_last else PALETTE[i % len(PALETTE)])
+        colour = HIGHLIGHT if last else PALETTE[0]  # one series: one colour, the current period apart
         label = escape(_short(bar.label, 10)) if i % every == 0 or last else ""
         cols.append(
             f"<g><title>{escape(bar.label)}: {escape(bar.note or _num(bar.value))}</title>"
@@ -69,13 +72,13 @@ def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: int = 0) ->
             f"{escape(bar.note)}</text>"
             f'<text x="{x + step / 2:.1f}" y="{base + 16}" text-anchor="middle">{label}</text></g>'
         )
-    axis = f'<line x1="10" y1="{base}" x2="{WIDTH - 10}" y2="{base}" stroke="{MUTED}"/>'
-    return _svg(title, height, [axis, *cols])
+    axis = f'<line x1="10" y1="{base}" x2="{width - 10}" y2="{base}" stroke="{MUTED}"/>'
+    return _svg(title, width, height, [axis, *cols])
 
 
-def _svg(title: str, height: int, parts: list[str]) -> Markup:
+def _svg(title: str, width: int, height: int, parts: list[str]) -> Markup:
     return Markup(
-        f'<svg viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
         f'aria-label="{escape(title)}" class="chart">{"".join(parts)}</svg>'
     )
 

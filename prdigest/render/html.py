@@ -1,8 +1,9 @@
 """The full report as one self-contained HTML page: inline CSS and SVG charts, no scripts, no requests.
 
-Same six sections as the Markdown report, plus every PR with an anchor (`#pr-N`).
-Untrusted text stays inert through jinja2's autoescape; links go only to the PRs'
-own https URLs and to anchors on the page.
+Same six sections as the Markdown report, plus every PR with an anchor (`#pr-N`); every "#N" of a PR
+on the page links to its anchor. Each figure is shown once, as a chart only where a chart tells more
+than a line (see chart_choice). Untrusted text stays inert through jinja2's autoescape; links go only
+to the PRs' own https URLs and to anchors on the page.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from prdigest.i18n import report_texts, risk_name
-from prdigest.i18n.report import tag_name
+from prdigest.i18n.tags import tag_name, tag_share
 from prdigest.models import Report
+from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.markdown import title
 from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, score, window_text
@@ -23,8 +25,6 @@ from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, score
 # "#123" not preceded by "&" (an escaped entity such as &#39;) or an ASCII word character.
 _PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)\b")
 _SLASH = re.compile(r"/(?=\S)")
-_TAG_BARS = 12
-_AUTHOR_BARS = 10
 
 
 def render_html(report: Report) -> str:
@@ -41,7 +41,10 @@ def render_html(report: Report) -> str:
             window=window_text(t, ReportRef.of(report)),
             engine=engine_note(report, t),
             key=key_prs(report),
-            charts=_charts(report, t),
+            tag_chart=_tag_chart(report, t),
+            tag_lead=_tag_lead(report),
+            per_day_chart=_per_day_chart(report, t),
+            history_chart=_history_chart(report, t),
             refs=lambda text: _link_refs(text, numbers),
             pr_url=pr_url,
             risk=lambda label: risk_name(label, report.lang),
@@ -79,26 +82,31 @@ def _link_refs(text: str, numbers: set[int]) -> Markup:
     return Markup(_PR_REF.sub(link, str(_wrap(text))))
 
 
-def _charts(report: Report, t: dict[str, str]) -> list[tuple[str, Markup]]:
-    s = report.stats
-    charts = []
-    if s.tags:
-        bars = [Bar(tag_name(tag, report.lang), n, str(n)) for tag, n in list(s.tags.items())[:_TAG_BARS]]
-        charts.append((t["tags"], hbar_chart(bars, title=t["tags"])))
-    if s.authors:
-        top = list(s.authors.items())[:_AUTHOR_BARS]
-        bars = [Bar(a, n, f"{n} · {s.author_share.get(a, 0):.0%}") for a, n in top]
-        charts.append((t["authors"], hbar_chart(bars, title=t["authors"])))
-    if s.per_day:
-        bars = [Bar(f"{day:%m-%d}", n, str(n)) for day, n in s.per_day.items()]
-        charts.append((t["per_day"], column_chart(bars, title=t["per_day"])))
-    if report.history:
-        charts.append(_history_chart(report, t))
-    return charts
+def _tag_chart(report: Report, t: dict[str, str]) -> Markup | None:
+    if not tag_chart_worth(report.stats):
+        return None
+    bars = [Bar(tag_name(tag, report.lang), n, str(n)) for tag, n in report.stats.tags.items()]
+    return hbar_chart(bars, title=t["tags"])
 
 
-def _history_chart(report: Report, t: dict[str, str]) -> tuple[str, Markup]:
-    """Merged PRs by week (by month for a long window); a period not fully read shows "?" and is named."""
+def _tag_lead(report: Report) -> tuple[str, str] | None:
+    """The dominant tag and its line, "22 of 30 PRs are testing" (the other tags follow as chips)."""
+    top = dominant_tag(report.stats)
+    return (top[0], tag_share(*top, report.stats.merged_prs, report.lang)) if top else None
+
+
+def _per_day_chart(report: Report, t: dict[str, str]) -> Markup | None:
+    if not per_day_chart_worth(report.stats):
+        return None
+    bars = [Bar(f"{day:%m-%d}", n, str(n)) for day, n in report.stats.per_day.items()]
+    return column_chart(bars, title=t["per_day"])
+
+
+def _history_chart(report: Report, t: dict[str, str]) -> tuple[str, Markup] | None:
+    """Merged PRs by week (by month for a long window); a period not fully read shows "?" and is named.
+    None without an earlier period to compare with."""
+    if len(report.history) < 2:
+        return None
     unit = report.history[0].unit
     label = "{:%Y-%m}" if unit == "month" else "{:%m-%d}"
     bars = [
