@@ -134,6 +134,34 @@ def test_the_data_directory_is_owned_by_the_user_before_it_is_declared_a_volume(
     assert chown < order.index("VOLUME")
 
 
+def docker_engine() -> str | None:
+    """Why no image can be built here, or None when a Docker engine answers."""
+    if shutil.which("docker") is None:
+        return "no docker command"
+    try:
+        info = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True,
+                              text=True, timeout=20)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return "the Docker engine did not answer `docker info` in 20 s"
+    return None if info.returncode == 0 else f"no Docker engine: {info.stderr.strip()[:200]}"
+
+
+def test_the_image_builds_and_its_package_runs() -> None:
+    reason = docker_engine()
+    if reason is not None:
+        pytest.skip(reason)
+    tag = f"prdigest-test:{os.getpid()}"
+    try:
+        build = ["docker", "build", "-q", "-t", tag, str(ROOT)]
+        built = subprocess.run(build, capture_output=True, text=True, timeout=1500)
+        assert built.returncode == 0, built.stderr[-2000:]
+        version = subprocess.run(["docker", "run", "--rm", tag, "prdigest", "--version"], capture_output=True,
+                                 text=True, timeout=120)  # fmt: skip
+        assert version.returncode == 0 and version.stdout.startswith("prdigest, version"), version.stderr
+    finally:
+        subprocess.run(["docker", "image", "rm", "-f", tag], capture_output=True, timeout=120)
+
+
 def test_the_health_check_passes_on_a_live_web_app_and_fails_without_one(tmp_path: Path) -> None:
     web = WebApp()
     _, port = web.start("127.0.0.1", 0)
