@@ -288,6 +288,10 @@ def test_the_page_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFix
     page.write_text(render_html(demo_report("zh")), encoding="utf-8")
     hostile = tmp_path / "hostile.html"
     hostile.write_text(render_html(hostile_report("en")), encoding="utf-8")
+    balanced = demo_report("en")  # no tag dominates: the tag chart is drawn too
+    balanced.stats.tags = {"feature": 10, "bugfix": 9, "docs": 8, "a-repository-own-tag": 5}
+    charts = tmp_path / "charts.html"
+    charts.write_text(render_html(balanced), encoding="utf-8")
     with chromium(tmp_path / "profile") as devtools:
         phone = _open(devtools, page.as_uri(), PHONE)
         assert _evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 7
@@ -297,13 +301,17 @@ def test_the_page_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFix
         desktop = _open(devtools, page.as_uri(), DESKTOP)
         assert _evaluate(devtools, desktop, BROKEN_WORDS) == []
         desktop_png = _screenshot(devtools, desktop, out / "report_page.png")
+        tagged = _open(devtools, charts.as_uri(), PHONE)
+        assert _evaluate(devtools, tagged, "document.querySelectorAll('main svg.chart').length") == 3
+        assert _evaluate(devtools, tagged, "document.documentElement.scrollWidth <= window.innerWidth")
+        assert _evaluate(devtools, tagged, BROKEN_WORDS) == []
         evil = _open(devtools, hostile.as_uri(), PHONE)
         assert (
             _evaluate(devtools, evil, "document.querySelectorAll('script, img, iframe, object').length") == 0
         )
         assert _evaluate(devtools, evil, "document.documentElement.scrollWidth <= window.innerWidth")
         requested = [e["request"]["url"] for e in devtools.of("Network.requestWillBeSent")]
-        assert requested == [page.as_uri(), page.as_uri(), hostile.as_uri()]
+        assert requested == [page.as_uri(), page.as_uri(), charts.as_uri(), hostile.as_uri()]
         assert _errors(devtools) == []
         assert not devtools.of("Page.javascriptDialogOpening")
     assert png_colours(phone_png) >= 16  # text, header colour, figure boxes, chips: not a blank page
