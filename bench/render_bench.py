@@ -9,6 +9,8 @@ the reports built as the render tests build them), in zh and en, with a public r
   slack_blocks_N     blocks of the Slack report message (<= 50)
   slack_chars_N      characters of text in that message (< 12000)
   render_ms_N        Lark card + Slack message + HTML page for the zh report, median of runs (2000: < 500)
+  card_phone_px_N    height of the Lark card and of the Slack message as prdigest's preview shows them
+                     in headless Chromium 390 px wide, the larger of the two (<= 1400)
 
 Size figures are the larger of the two languages.
 """
@@ -18,17 +20,20 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the render tests' week builder
 
+from chromium_support import page_heights  # noqa: E402
 from test_render_support import REPORT_URL, scaled_prs, week_report  # noqa: E402
 
 from prdigest.models import Report  # noqa: E402
 from prdigest.render.html import render_html  # noqa: E402
 from prdigest.render.lark import lark_request_body_bytes, render_lark_card  # noqa: E402
+from prdigest.render.preview import lark_preview, preview_page, slack_preview  # noqa: E402
 from prdigest.render.slack import render_slack_message, slack_message_chars  # noqa: E402
 
 SIZES = (40, 400, 2000)
@@ -47,6 +52,14 @@ def render_ms(report: Report, runs: int) -> float:
     return statistics.median(times)
 
 
+def phone_px(outputs: list[tuple[dict, dict, str]]) -> float:
+    """The tallest card or message of ``outputs`` in the preview, 390 px wide."""
+    pages = [preview_page(lark_preview(card)) for card, _, _ in outputs]
+    pages += [preview_page(slack_preview(message)) for _, message, _ in outputs]
+    with tempfile.TemporaryDirectory() as workdir:
+        return max(page_heights(pages, Path(workdir), ".lark, .slack"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -60,7 +73,8 @@ def main() -> None:
         print(f"lark_body_bytes_{size}={max(lark_request_body_bytes(card) for card, _, _ in outputs)}")
         print(f"slack_blocks_{size}={max(len(message['blocks']) for _, message, _ in outputs)}")
         print(f"slack_chars_{size}={max(slack_message_chars(message) for _, message, _ in outputs)}")
-        print(f"render_ms_{size}={render_ms(reports['zh'], args.runs):.1f}", flush=True)
+        print(f"render_ms_{size}={render_ms(reports['zh'], args.runs):.1f}")
+        print(f"card_phone_px_{size}={phone_px(outputs):.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Paths and code copied out of a Slack message, a Lark card or the Markdown read as written: no
-invisible character inside them, whatever escaping each platform needs."""
+"""Paths and code copied out of a Slack message, a Lark card (or their threads) or the Markdown read as
+written: no invisible character inside them, whatever escaping each platform needs."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from test_render_support import demo_report, strings_of
 from prdigest.bot.payloads import slack_payload
 from prdigest.handlers.replies import Reply
 from prdigest.models import Report
-from prdigest.render.lark import render_lark_card
+from prdigest.render.lark import lark_messages
 from prdigest.render.markdown import render_markdown
-from prdigest.render.slack import render_slack_message
+from prdigest.render.slack import slack_messages
 
 PATHS = [
     "miles/utils/__init__.py",
@@ -46,7 +46,7 @@ def _copied(text: str) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paths_copied_out_of_the_slack_message_read_as_written(lang: str) -> None:
-    text = " ".join(_copied(s) for s in strings_of(render_slack_message(with_paths(lang))))
+    text = " ".join(_copied(s) for s in strings_of(slack_messages(with_paths(lang))))
     for path in PATHS:
         assert path in text, path
     for code in CODE[1:]:
@@ -55,7 +55,7 @@ def test_paths_copied_out_of_the_slack_message_read_as_written(lang: str) -> Non
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paths_copied_out_of_the_lark_card_read_as_written(lang: str) -> None:
-    text = " ".join(_copied(s) for s in strings_of(render_lark_card(with_paths(lang))))
+    text = " ".join(_copied(s) for s in strings_of(lark_messages(with_paths(lang))))
     for path in PATHS:
         assert path in text, path
 

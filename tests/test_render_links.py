@@ -1,4 +1,5 @@
-"""Every PR number the report card cites (themes, risks, key PRs) links to the PR, on both platforms."""
+"""Every PR number the report card and its thread cite (judgement, stories, risks, key PRs, summary,
+recommendations) links to the PR, on both platforms."""
 
 from __future__ import annotations
 
@@ -7,16 +8,19 @@ import re
 import pytest
 from test_render_support import demo_report, strings_of
 
-from prdigest.render.lark import render_lark_card
-from prdigest.render.slack import render_slack_message
+from prdigest.render.lark import lark_messages
+from prdigest.render.slack import slack_messages
 from prdigest.render.views import pr_urls
 
 
 def _markdown(node: object) -> list[str]:
     """The Markdown texts of a Lark card or a Slack message: where a number can be a link (a button's
-    label cannot)."""
+    label cannot), a Lark table's lark_md cells included."""
     if isinstance(node, dict):
         own = [node["content"]] if node.get("tag") == "markdown" else []
+        if node.get("tag") == "table":
+            cells = [c["name"] for c in node["columns"] if c.get("data_type") == "lark_md"]
+            own += [row[name] for row in node["rows"] for name in cells]
         own += [node["text"]] if node.get("type") == "mrkdwn" else []
         return own + [s for value in node.values() for s in _markdown(value)]
     if isinstance(node, list):
@@ -29,8 +33,9 @@ def test_cited_prs_are_links_in_the_lark_card_and_the_slack_message(lang: str) -
     report = demo_report(lang)
     urls = pr_urls(report)
     assert report.themes and report.risk_observations and len(urls) == len(report.prs)
-    lark = "\n".join(_markdown(render_lark_card(report)))
-    slack = "\n".join(_markdown(render_slack_message(report)["blocks"]))
+    lark = "\n".join(_markdown(lark_messages(report)))
+    slack = "\n".join(_markdown([m["blocks"] for m in slack_messages(report)]))
+    assert lark.count("](") > 60 and slack.count("|#") > 60  # the thread's key PRs, risks and advice too
     first = (report.themes[0].representative or report.themes[0].prs)[0]
     assert f"[#{first}]({urls[first]})" in lark and f"<{urls[first]}|#{first}>" in slack
     # Every number shown in the Markdown is a link to its own PR.
@@ -50,5 +55,5 @@ def test_a_pr_without_its_own_link_is_cited_as_a_number() -> None:
         if p.number == first:
             p.url = "javascript:alert(1)"
     assert first not in pr_urls(report)
-    slack = " ".join(strings_of(render_slack_message(report)))
+    slack = " ".join(strings_of(slack_messages(report)))
     assert f"#{first}" in slack and "javascript" not in slack

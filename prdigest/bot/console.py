@@ -65,8 +65,15 @@ def show(reply: Reply, console: Console) -> None:
 
 
 def show_payloads(reply: Reply, console: Console) -> None:
-    """What the adapters would send for this reply."""
+    """What the adapters would send for this reply: a weekly report's thread replies follow its card."""
     from prdigest.bot.payloads import lark_payload, slack_payload
+    from prdigest.render.lark import render_lark_thread
+    from prdigest.render.slack import render_slack_thread
 
+    report = reply.report if reply.kind == "report" else None
     console.print_json(data=lark_payload(reply))
+    for card in render_lark_thread(report) if report else []:
+        console.print_json(data=card)
     console.print_json(data=slack_payload(reply))
+    for message in render_slack_thread(report) if report else []:
+        console.print_json(data=message)

@@ -29,6 +29,14 @@ TEXT: dict[str, dict[str, str]] = {
         "page_contents": "目录",
         "page_generated": "生成于 {at}",
         "page_this_week": "本周",
+        # the weekly digest and its thread
+        "c_stop": "。",
+        "c_risks_figure": "风险",
+        "c_stories": "本周要点",
+        "c_top_risks": "主要风险",
+        "c_themes": "主题与趋势",
+        "c_recommendations": "后续建议",
+        "c_details": "摘要、主题与建议",
     },
     "en": {
         "risk_low": "low risk",
@@ -58,5 +66,13 @@ TEXT: dict[str, dict[str, str]] = {
         "page_contents": "Contents",
         "page_generated": "Generated {at}",
         "page_this_week": "this week",
+        # the weekly digest and its thread
+        "c_stop": ". ",
+        "c_risks_figure": "Risks",
+        "c_stories": "Top stories",
+        "c_top_risks": "Top risks",
+        "c_themes": "Themes and trends",
+        "c_recommendations": "Recommendations",
+        "c_details": "Summary, themes and recommendations",
     },
 }

@@ -1,8 +1,9 @@
 """The report and the chat answers as Lark/Feishu cards, JSON schema 2.0 (see shared/notes/lark-card-2.0.md).
 
-Only components and properties that note lists. A card is built at each detail level,
-richest first, until its request body fits `BODY_LIMIT`; what is left out is counted
-in an "N more in the full report" line. Untrusted text goes through `lark_md` or `plain`.
+Only components and properties that note lists. The weekly report is a digest card (render/digest.py)
+and thread reply cards, each packed to fit `BODY_LIMIT`. A chat answer's card is built at each detail
+level, richest first, until its request body fits; what is left out is counted in an "N more in the full
+report" line. Untrusted text goes through `lark_md` or `plain`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prdigest.i18n import report_texts, texts
-from prdigest.i18n.report import tag_name
 from prdigest.models import Report, ReportPR
-from prdigest.render.markdown import title
+from prdigest.render.digest import (
+    KEY_PR_CHARS,
+    Lines,
+    Markup,
+    digest_buttons,
+    digest_figures,
+    digest_risks,
+    digest_stories,
+    digest_title,
+    digest_warnings,
+    lines_of,
+    numbered,
+    pack,
+    scores,
+    thread_details,
+    thread_key_prs,
+    verdict,
+)
 from prdigest.render.sanitize import lark_md, plain
 from prdigest.render.views import (
     LEVELS,
@@ -24,23 +41,14 @@ from prdigest.render.views import (
     HelpView,
     PRExplainView,
     PRListView,
-    ReportRef,
     RisksView,
     View,
-    card_rows,
     cite,
-    engine_note,
     explain_buttons,
     explain_figures,
     explain_sections,
-    key_prs,
-    link_refs,
-    linker,
     list_buttons,
     pr_url,
-    pr_urls,
-    report_buttons,
-    report_figures,
     risks_buttons,
     risks_title,
     score,
@@ -54,23 +62,14 @@ BODY_LIMIT = 28_000
 _RECEIVE_ID = "oc_" + "0" * 32
 _UUID = "0" * 50
 _TEMPLATE = {"low": "green", "medium": "orange", "high": "red"}
-_CHART_BARS = 8
 
 
-# "#N" as lark_md writes it.
-_REF = re.compile(r"&#35;(\d+)\b")
+# "#N" as lark_md writes it; Chinese text may follow it with no space ("#4129和#4137").
+_REF = re.compile(r"&#35;(\d+)(?![0-9A-Za-z_])")
 
 
 def _as_link(n: int, url: str) -> str:
     return f"[#{n}]({url})"
-
-
-def _link(urls: dict[int, str]) -> Callable[[int], str]:
-    return linker(urls, _as_link)
-
-
-def _refs(text: str, urls: dict[int, str]) -> str:
-    return link_refs(text, _REF, urls, _as_link)
 
 
 def lark_request_body_bytes(card: Card) -> int:
@@ -81,8 +80,9 @@ def lark_request_body_bytes(card: Card) -> int:
 
 
 def render_lark_card(report: Report, report_url: str | None = None) -> Card:
-    """The weekly report card; `report_url` (the public page) adds an open-url button."""
-    return _fit(lambda detail: _report_card(report, report_url, detail))
+    """The weekly card, a digest of one phone screen (its thread: `render_lark_thread`); `report_url`
+    (the public page) adds an open-url button. Every piece is cut, so it fits any week."""
+    return _report_card(report, report_url)
 
 
 def render_lark_view(view: View) -> Card:
@@ -100,13 +100,23 @@ def _fit(build: Callable[[Detail], Card]) -> Card:
     return build(LEVELS[-1])
 
 
-# --- the weekly report --------------------------------------------------------
+# --- the weekly report: a digest, then its thread -----------------------------------------
+
+MARKUP = Markup(
+    text=lark_md,
+    bold=lambda text: f"**{text}**",
+    note=lambda text: f"<font color='grey'>{text}</font>",
+    link=_as_link,
+    ref=_REF,
+)
+_TABLE_ROWS = 10  # a table's largest page: every row shows, none behind a pager
 
 
-def _report_card(report: Report, report_url: str | None, detail: Detail) -> Card:
+def _report_card(report: Report, report_url: str | None) -> Card:
     t = report_texts(report.lang, report.window.since, report.window.until)
+    lines = lines_of(report, MARKUP)
     level = report.risk_level
-    head = _header(title(report), window_text(t, ReportRef.of(report)), _TEMPLATE[level])
+    head = _header(digest_title(report), "", _TEMPLATE[level])
     head["text_tag_list"] = [
         {
             "tag": "text_tag",
@@ -114,90 +124,83 @@ def _report_card(report: Report, report_url: str | None, detail: Detail) -> Card
             "color": _TEMPLATE[level],
         }
     ]
-    elements: list[Card | None] = [_figures(report_figures(report, t))]
-    if report.warnings:  # e.g. a partial sync: the reader must see it before the figures' story
-        warnings = [f"⚠ {lark_md(w, detail.chars * 2)}" for w in report.warnings[: detail.items]]
+    elements: list[Card | None] = [_md(lines.prose(verdict(report, t), None))]
+    warnings = digest_warnings(report, MARKUP)
+    if warnings:  # e.g. a partial sync: the reader must see it before the figures
         elements.append(_md("<font color='orange'>" + "\n".join(warnings) + "</font>"))
-    if not report.stats.merged_prs:
-        elements.append(_md(lark_md(t["none"])))
-    elif report.summary and detail.summary:
-        elements.append(_md(_refs(lark_md(report.summary, detail.summary), pr_urls(report))))
-    elements += _report_sections(report, t, detail)
-    elements.append(_buttons(report_buttons(report, report_url, t, detail)))
-    elements.append(_footnote(engine_note(report, t)))
-    return _card(title(report), head, elements)
+    if report.stats.merged_prs:
+        elements.append(_figures(digest_figures(report, t)))
+    for heading, shown in (
+        (t["c_stories"], digest_stories(report, lines)),
+        (t["c_top_risks"], digest_risks(report, lines)),
+    ):
+        if shown:
+            elements.append(_md("\n".join([f"**{lark_md(heading)}**", *shown])))
+    elements.append(_buttons(digest_buttons(report, report_url, t)))
+    return _card(digest_title(report), head, elements)
 
 
-def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[Card]:
-    out = []
-    urls = pr_urls(report)
-    link = _link(urls)
-
-    themes = [
-        f"**{lark_md(th.title, detail.chars)}** {cite(th.representative or th.prs, 3, link)} "
-        f"<font color='grey'>{_refs(lark_md(th.trend, detail.chars), urls)}</font>"
-        for th in report.themes[: detail.items]
-    ]
-    if themes:
-        out.append(_list(t["s_themes"], themes, len(report.themes), t))
-    risks = [
-        _risk_line(o.title, o.prs, o.evidence, detail, urls) for o in report.risk_observations[: detail.items]
-    ]
-    if risks:
-        out.append(_list(t["s_risks"], risks, len(report.risk_observations), t))
-    key = key_prs(report)
-    if key:
-        out += _key_pr_table(key, t, detail, card_rows(report, detail))
-    if report.stats.tags:
-        out.append(_tag_chart(report, t))
-    return out
+def render_lark_thread(report: Report, report_url: str | None = None) -> list[Card]:
+    """The thread replies under the weekly card: every key PR, every risk, then the summary, themes
+    and recommendations; each card within `BODY_LIMIT`, as many as that takes."""
+    t = report_texts(report.lang, report.window.since, report.window.until)
+    lines = lines_of(report, MARKUP)
+    key, left = thread_key_prs(report)
+    cards = pack(key, lambda chunk, last: _key_card(chunk, lines, t, left if last else 0), _fits)
+    cards += _text_cards(t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
+    if report.stats.merged_prs:
+        cards += _text_cards(t["c_details"], thread_details(report, t, lines))
+    return cards
 
 
-def _risk_line(
-    name: str, prs: list[int], evidence: str, detail: Detail, urls: dict[int, str] | None = None
-) -> str:
-    evidence = _refs(lark_md(evidence, detail.chars), urls or {})
-    cited = cite(prs, link=_link(urls or {}))
-    return f"**{lark_md(name, detail.chars)}** {cited}\n<font color='grey'>{evidence}</font>"
+def lark_messages(report: Report, report_url: str | None = None) -> list[Card]:
+    """What a chat is sent for the week: the card, then its thread replies."""
+    return [render_lark_card(report, report_url), *render_lark_thread(report, report_url)]
 
 
-def _key_pr_table(key: list[ReportPR], t: dict[str, str], detail: Detail, rows: int) -> list[Card]:
-    table = {
+def _fits(card: Card) -> bool:
+    return lark_request_body_bytes(card) <= BODY_LIMIT
+
+
+def _text_cards(heading: str, lines: list[str]) -> list[Card]:
+    def build(chunk: Sequence[str], last: bool) -> Card:
+        return _card(heading, _header(heading, "", "blue"), [_md("\n".join(chunk))])
+
+    return pack(lines, build, _fits)
+
+
+def _key_card(rows: Sequence[ReportPR], lines: Lines, t: dict[str, str], left: int) -> Card:
+    """Key PRs in tables of ten; the thread's last key-PR card counts those only the page lists."""
+    tables = [_key_table(rows[i : i + _TABLE_ROWS], lines, t) for i in range(0, len(rows), _TABLE_ROWS)]
+    more = _footnote(t["more_in_full"].format(n=left)) if left else None
+    return _card(t["key_prs"], _header(t["key_prs"], "", "blue"), [*tables, more])
+
+
+def _key_table(rows: Sequence[ReportPR], lines: Lines, t: dict[str, str]) -> Card:
+    return {
         "tag": "table",
-        "page_size": 5,
+        "page_size": len(rows),
         "freeze_first_column": True,
         "header_style": {"background_style": "grey", "bold": True, "text_size": "normal"},
         "columns": [
             {"name": "pr", "display_name": t["col_pr"], "data_type": "lark_md", "width": "auto"},
-            {"name": "summary", "display_name": t["col_summary"], "data_type": "text"},
+            {"name": "summary", "display_name": t["col_summary"], "data_type": "lark_md"},
             {"name": "scores", "display_name": t["col_scores"], "data_type": "text", "width": "auto"},
         ],
         "rows": [
             {
-                "pr": _pr_link(p),
-                "summary": plain(p.summary or p.title, detail.chars),
-                "scores": f"{score(p.importance)} / {score(p.insight)}",
+                "pr": lines.cite([p.number], 1),
+                "summary": lines.prose(p.summary or p.title, KEY_PR_CHARS),
+                "scores": scores(p),
             }
-            for p in key[:rows]
+            for p in rows
         ],
     }
-    out = [_md(f"**{lark_md(t['s_key_prs'])}**"), table]
-    if len(key) > rows:
-        out.append(_footnote(t["more_in_full"].format(n=len(key) - rows)))
-    return out
 
 
-def _tag_chart(report: Report, t: dict[str, str]) -> Card:
-    tags = list(report.stats.tags.items())[:_CHART_BARS]
-    spec = {
-        "type": "bar",
-        "direction": "horizontal",
-        "title": {"text": t["tags"]},
-        "data": {"values": [{"tag": plain(tag_name(tag, report.lang), 24), "prs": n} for tag, n in tags]},
-        "xField": "prs",
-        "yField": "tag",
-    }
-    return {"tag": "chart", "aspect_ratio": "4:3", "color_theme": "brand", "chart_spec": spec}
+def _risk_line(name: str, prs: list[int], evidence: str, detail: Detail) -> str:
+    evidence = lark_md(evidence, detail.chars)
+    return f"**{lark_md(name, detail.chars)}** {cite(prs)}\n<font color='grey'>{evidence}</font>"
 
 
 # --- chat answers --------------------------------------------------------------
@@ -276,11 +279,10 @@ def _card(summary: str, header: Card, elements: Sequence[Card | None]) -> Card:
 
 
 def _header(text: str, subtitle: str, template: str) -> Card:
-    return {
-        "title": {"tag": "plain_text", "content": plain(text, 120)},
-        "subtitle": {"tag": "plain_text", "content": plain(subtitle, 80)},
-        "template": template,
-    }
+    header: Card = {"title": {"tag": "plain_text", "content": plain(text, 120)}, "template": template}
+    if subtitle:
+        header["subtitle"] = {"tag": "plain_text", "content": plain(subtitle, 80)}
+    return header
 
 
 def _md(content: str, size: str | None = None, align: str | None = None) -> Card:
@@ -305,7 +307,7 @@ def _list(heading: str, lines: list[str], total: int, t: dict[str, str]) -> Card
 
 
 def _figures(figures: list[tuple[str, str]]) -> Card:
-    """Figures side by side, two per row so they stay readable on a phone."""
+    """Figures side by side: three in a row, else two per row, so they stay readable on a phone."""
     columns = [
         {
             "tag": "column",
@@ -317,7 +319,8 @@ def _figures(figures: list[tuple[str, str]]) -> Card:
         }
         for label, value in figures
     ]
-    return {"tag": "column_set", "flex_mode": "bisect", "horizontal_spacing": "small", "columns": columns}
+    mode = "trisect" if len(columns) == 3 else "bisect"
+    return {"tag": "column_set", "flex_mode": mode, "horizontal_spacing": "small", "columns": columns}
 
 
 def _pr_link(pr: ReportPR) -> str:

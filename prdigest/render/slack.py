@@ -1,9 +1,10 @@
 """The report and the chat answers as Slack messages, built from slack_sdk's block models so that
 Slack's own validators run (`.to_dict()`).
 
-A message is built at each detail level, richest first, until it has at most `MAX_BLOCKS`
-blocks and fewer than `MAX_CHARS` characters of text; every section text is kept under
-`SECTION_CHARS`, and what is left out is counted in an "N more in the full report" line.
+The weekly report is a digest message (render/digest.py) and thread replies, each packed to at most
+`MAX_BLOCKS` blocks and fewer than `MAX_CHARS` characters of text. A chat answer is built at each
+detail level, richest first, until it fits; every section text is kept under `SECTION_CHARS`, and
+what is left out is counted in an "N more in the full report" line.
 Untrusted text goes through `slack_text` (mrkdwn, verbatim) or `plain`.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -19,7 +20,6 @@ from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
     ContextBlock,
-    DividerBlock,
     HeaderBlock,
     MarkdownTextObject,
     PlainTextObject,
@@ -28,7 +28,22 @@ from slack_sdk.models.blocks import (
 
 from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
-from prdigest.render.markdown import title
+from prdigest.render.digest import (
+    Markup,
+    digest_buttons,
+    digest_figures,
+    digest_risks,
+    digest_stories,
+    digest_title,
+    digest_warnings,
+    key_pr_line,
+    lines_of,
+    numbered,
+    pack,
+    thread_details,
+    thread_key_prs,
+    verdict,
+)
 from prdigest.render.sanitize import plain, slack_text
 from prdigest.render.views import (
     LEVELS,
@@ -37,23 +52,14 @@ from prdigest.render.views import (
     HelpView,
     PRExplainView,
     PRListView,
-    ReportRef,
     RisksView,
     View,
-    card_rows,
     cite,
-    engine_note,
     explain_buttons,
     explain_figures,
     explain_sections,
-    key_prs,
-    link_refs,
-    linker,
     list_buttons,
     pr_url,
-    pr_urls,
-    report_buttons,
-    report_figures,
     risks_buttons,
     risks_title,
     score,
@@ -72,25 +78,19 @@ _FIELDS = 10
 _LEVEL_MARK = {"low": "🟢", "medium": "🟠", "high": "🔴"}
 
 
-# "#N" as slack_text writes it.
-_REF = re.compile(r"(?<![\w&|/#])#(\d+)\b")
+# "#N" as slack_text writes it, not inside a word, a link or an entity; Chinese text may touch it
+# on either side ("和#4137").
+_REF = re.compile(r"(?<![0-9A-Za-z_&|/#])#(\d+)(?![0-9A-Za-z_])")
 
 
 def _as_link(n: int, url: str) -> str:
     return f"<{url}|#{n}>"
 
 
-def _link(urls: dict[int, str]) -> Callable[[int], str]:
-    return linker(urls, _as_link)
-
-
-def _refs(text: str, urls: dict[int, str]) -> str:
-    return link_refs(text, _REF, urls, _as_link)
-
-
 def render_slack_message(report: Report, report_url: str | None = None) -> Message:
-    """The weekly report: `client.chat_postMessage(channel=..., **message)`."""
-    return _fit(title(report), lambda detail: _report_blocks(report, report_url, detail))
+    """The weekly report as a digest of one phone screen (its thread: `render_slack_thread`):
+    `client.chat_postMessage(channel=..., **message)`. Every piece is cut, so it fits any week."""
+    return _message(digest_title(report), _report_blocks(report, report_url))
 
 
 def render_slack_view(view: View) -> Message:
@@ -131,65 +131,79 @@ def _message(fallback: str, blocks: list[Block | None]) -> Message:
     }
 
 
-# --- the weekly report --------------------------------------------------------
+# --- the weekly report: a digest, then its thread -----------------------------------------
+
+MARKUP = Markup(
+    text=slack_text,
+    bold=lambda text: f"*{text}*",
+    note=lambda text: text,  # Slack has no grey: the line break sets the evidence apart
+    link=_as_link,
+    ref=_REF,
+)
 
 
-def _report_blocks(report: Report, report_url: str | None, detail: Detail) -> list[Block | None]:
+def _report_blocks(report: Report, report_url: str | None) -> list[Block | None]:
     t = report_texts(report.lang, report.window.since, report.window.until)
-    level = f"{_LEVEL_MARK[report.risk_level]} {t[f'risk_{report.risk_level}']}"
+    lines = lines_of(report, MARKUP)
+    level = f"{_LEVEL_MARK[report.risk_level]} *{slack_text(t[f'risk_{report.risk_level}'])}*"
     blocks: list[Block | None] = [
-        _header(title(report)),
-        _context(f"{level} · {window_text(t, ReportRef.of(report))}"),
-        _fields(report_figures(report, t)),
+        _header(digest_title(report)),
+        _section(f"{level} · {lines.prose(verdict(report, t), None)}"),
     ]
-    if report.warnings:  # e.g. a partial sync: the reader must see it before the figures' story
-        blocks.append(
-            _section("\n".join(f"⚠ {slack_text(w, detail.chars * 2)}" for w in report.warnings[:5]))
-        )
-    if not report.stats.merged_prs:
-        blocks.append(_section(slack_text(t["none"])))
-    elif report.summary and detail.summary:
-        blocks.append(_section(_refs(slack_text(report.summary, detail.summary), pr_urls(report))))
-    blocks.append(DividerBlock())
-    blocks += _report_sections(report, t, detail)
-    blocks.append(_actions(report_buttons(report, report_url, t, detail)))
-    blocks.append(_context(engine_note(report, t)))
+    warnings = digest_warnings(report, MARKUP)
+    if warnings:  # e.g. a partial sync: the reader must see it before the figures
+        blocks.append(_section("\n".join(warnings)))
+    if report.stats.merged_prs:
+        blocks.append(_fields(digest_figures(report, t)))
+    for heading, shown in (
+        (t["c_stories"], digest_stories(report, lines)),
+        (t["c_top_risks"], digest_risks(report, lines)),
+    ):
+        if shown:
+            blocks.append(_section("\n".join([f"*{slack_text(heading)}*", *shown])))
+    blocks.append(_actions(digest_buttons(report, report_url, t)))
     return blocks
 
 
-def _report_sections(report: Report, t: dict[str, str], detail: Detail) -> list[Block]:
-    out: list[Block] = []
-    urls = pr_urls(report)
-    link = _link(urls)
-
-    themes = [
-        f"*{slack_text(th.title, detail.chars)}* {cite(th.representative or th.prs, 3, link)} — "
-        f"{_refs(slack_text(th.trend, detail.chars), urls)}"
-        for th in report.themes[: detail.items]
-    ]
-    if themes:
-        out.append(_list(t["s_themes"], themes, len(report.themes), t))
-    risks = [
-        _risk_line(o.title, o.prs, o.evidence, detail, urls) for o in report.risk_observations[: detail.items]
-    ]
-    if risks:
-        out.append(_list(t["s_risks"], risks, len(report.risk_observations), t))
-    key = key_prs(report)
-    rows = [
-        f"{_pr_link(p)} {_refs(slack_text(p.summary or p.title, detail.chars), urls)} · "
-        f"{score(p.importance)} / {score(p.insight)}"
-        for p in key[: card_rows(report, detail)]
-    ]
-    if rows:
-        out.append(_list(t["s_key_prs"], rows, len(key), t))
+def render_slack_thread(report: Report, report_url: str | None = None) -> list[Message]:
+    """The thread replies under the weekly message (post each with the message's ``thread_ts``): every
+    key PR, every risk, then the summary, themes and recommendations; each within Slack's limits."""
+    t = report_texts(report.lang, report.window.since, report.window.until)
+    lines = lines_of(report, MARKUP)
+    key, left = thread_key_prs(report)
+    more = ["_" + slack_text(t["more_in_full"].format(n=left)) + "_"] if left else []
+    out = _text_messages(t["key_prs"], numbered([key_pr_line(p, lines) for p in key]) + more)
+    out += _text_messages(t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
+    if report.stats.merged_prs:
+        out += _text_messages(t["c_details"], thread_details(report, t, lines))
     return out
 
 
-def _risk_line(
-    name: str, prs: list[int], evidence: str, detail: Detail, urls: dict[int, str] | None = None
-) -> str:
-    evidence = _refs(slack_text(evidence, detail.chars), urls or {})
-    return f"*{slack_text(name, detail.chars)}* {cite(prs, link=_link(urls or {}))}\n      {evidence}"
+def slack_messages(report: Report, report_url: str | None = None) -> list[Message]:
+    """What a channel is sent for the week: the message, then its thread replies."""
+    return [render_slack_message(report, report_url), *render_slack_thread(report, report_url)]
+
+
+def _within_limits(message: Message) -> bool:
+    return len(message["blocks"]) <= MAX_BLOCKS and slack_message_chars(message) < MAX_CHARS
+
+
+def _text_messages(heading: str, lines: list[str]) -> list[Message]:
+    """Lines under a heading, in sections of at most SECTION_CHARS, in as many messages as that takes."""
+
+    def build(chunk: Sequence[str], last: bool) -> Message:
+        sections = pack(chunk, lambda part, _: _section("\n".join(part)), _section_fits)
+        return _message(heading, [_header(heading), *sections])
+
+    return pack(lines, build, _within_limits)
+
+
+def _section_fits(section: SectionBlock) -> bool:
+    return section.text is not None and len(section.text.text) <= SECTION_CHARS
+
+
+def _risk_line(name: str, prs: list[int], evidence: str, detail: Detail) -> str:
+    return f"*{slack_text(name, detail.chars)}* {cite(prs)}\n      {slack_text(evidence, detail.chars)}"
 
 
 # --- chat answers --------------------------------------------------------------

@@ -128,29 +128,23 @@ class Detail:
     """How much of each section a card shows; renderers try the levels in order until one fits."""
 
     items: int  # themes, risks, list entries
-    prs: int  # key-PR rows
     chars: int  # longest piece of untrusted text
     summary: int  # the summary paragraph
     explain: int  # "explain #N" buttons
 
 
 LEVELS = (
-    Detail(items=5, prs=10, chars=120, summary=600, explain=3),
-    Detail(items=4, prs=8, chars=80, summary=360, explain=3),
-    Detail(items=3, prs=5, chars=48, summary=140, explain=2),
-    Detail(items=2, prs=3, chars=32, summary=80, explain=1),
-    Detail(items=1, prs=1, chars=20, summary=0, explain=1),
+    Detail(items=5, chars=120, summary=600, explain=3),
+    Detail(items=4, chars=80, summary=360, explain=3),
+    Detail(items=3, chars=48, summary=140, explain=2),
+    Detail(items=2, chars=32, summary=80, explain=1),
+    Detail(items=1, chars=20, summary=0, explain=1),
 )
 
 
 def key_prs(report: Report) -> list[ReportPR]:
     """The key PRs, most important first: the order every renderer lists them in."""
     return sorted((p for p in report.prs if p.key), key=lambda p: (-(p.importance or 0), p.number))
-
-
-def card_rows(report: Report, detail: Detail) -> int:
-    """How many key PRs a card lists: as many as its level fits, at most the subscription's top_n."""
-    return min(detail.prs, report.card_prs or detail.prs)
 
 
 def pr_url(pr: ReportPR | PRHead) -> str | None:
@@ -173,49 +167,28 @@ class Button:
     primary: bool = False
 
 
-def _callback(label: str, ref: ReportRef, action: Action, number: int | None = None) -> Button:
+def callback(label: str, ref: ReportRef, action: Action, number: int | None = None) -> Button:
     return Button(label, ActionValue(**ref.model_dump(), action=action, number=number))
 
 
 def _explain(t: dict[str, str], ref: ReportRef, numbers: list[int]) -> list[Button]:
-    return [_callback(t["btn_explain"].format(number=n), ref, "explain", n) for n in numbers]
+    return [callback(t["btn_explain"].format(number=n), ref, "explain", n) for n in numbers]
 
 
-def _with_page(buttons: list[Button], report_url: str | None, t: dict[str, str]) -> list[Button]:
+def with_page(buttons: list[Button], report_url: str | None, t: dict[str, str]) -> list[Button]:
     url = safe_url(report_url, allow_http=True)
     return [Button(t["btn_full_report"], url=url, primary=True), *buttons] if url else buttons
-
-
-def report_figures(report: Report, t: dict[str, str]) -> list[tuple[str, str]]:
-    s = report.stats
-    return [
-        (t["merged_prs"], str(s.merged_prs)),
-        (t["key_prs"], str(s.key_prs)),
-        (t["avg_scores"], f"{score(s.avg_importance)} / {score(s.avg_insight)}"),
-        (t["lines"], f"+{s.additions} / -{s.deletions}"),
-    ]
-
-
-def report_buttons(report: Report, report_url: str | None, t: dict[str, str], detail: Detail) -> list[Button]:
-    ref = ReportRef.of(report)
-    key = key_prs(report)
-    buttons = [_callback(t["btn_risks"], ref, "risks")] if report.risk_observations else []
-    if key:
-        buttons.append(_callback(t["btn_key_prs"], ref, "key_prs"))
-    buttons += _explain(t, ref, [p.number for p in key[: detail.explain]])
-    buttons.append(_callback(t["btn_another_week"], ref, "another_week"))
-    return _with_page(buttons, report_url, t)
 
 
 def risks_buttons(view: RisksView, t: dict[str, str], detail: Detail) -> list[Button]:
     """An explain button for the first PR of each risk shown."""
     cited = list(dict.fromkeys(r.prs[0] for r in view.risks[: detail.items] if r.prs))
-    return _with_page(_explain(t, view.ref, cited[: detail.explain]), view.report_url, t)
+    return with_page(_explain(t, view.ref, cited[: detail.explain]), view.report_url, t)
 
 
 def list_buttons(view: PRListView, t: dict[str, str], detail: Detail) -> list[Button]:
     numbers = [p.number for p in view.items[: detail.explain]]
-    return _with_page(_explain(t, view.ref, numbers) if view.ref else [], view.report_url, t)
+    return with_page(_explain(t, view.ref, numbers) if view.ref else [], view.report_url, t)
 
 
 def explain_figures(view: PRExplainView, t: dict[str, str]) -> list[tuple[str, str]]:
@@ -245,7 +218,7 @@ def explain_buttons(view: PRExplainView, t: dict[str, str]) -> list[Button]:
     url = pr_url(view.pr)
     ref = view.ref
     buttons = (
-        [_callback(t["btn_risks"], ref, "risks"), _callback(t["btn_key_prs"], ref, "key_prs")] if ref else []
+        [callback(t["btn_risks"], ref, "risks"), callback(t["btn_key_prs"], ref, "key_prs")] if ref else []
     )
     return [Button(t["btn_open_pr"], url=url, primary=True), *buttons] if url else buttons
 

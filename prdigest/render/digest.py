@@ -1,0 +1,215 @@
+"""The weekly report as chat messages read on a phone: a one-screen digest (the title once, the week's
+judgement with its risk level and what drives it, three figures, the top stories and risks, at most four
+buttons) and the rest as thread replies (every key PR, every risk, the summary, themes, recommendations).
+
+Platform-free: what each part says, written through a platform's `Markup`; render/lark.py and
+render/slack.py lay the parts out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from prdigest.analysis.report import lead_kind
+from prdigest.analysis.risk_level import MANY
+from prdigest.analysis.rules import RISK_WEIGHT
+from prdigest.analysis.story_text import listed
+from prdigest.i18n import risk_name
+from prdigest.models import Report, ReportPR, RiskObservation, is_iso_week, iso_week_label
+from prdigest.render.views import (
+    Button,
+    LinkFormat,
+    ReportRef,
+    callback,
+    engine_note,
+    key_prs,
+    link_refs,
+    pr_urls,
+    score,
+    with_page,
+)
+
+STORIES = 3  # themes and risks the digest names, one line each
+LINE_CHARS = 60  # a story's or a risk's name: one line on a phone
+WARNINGS = 2
+THREAD_PRS = 50  # key PRs a thread lists at most (five Lark tables of ten); the page has them all
+THREAD_CITES = 10  # PR numbers a risk cites in the thread
+THREAD_CHARS = 400  # a risk's evidence, a theme's trend, a recommendation
+KEY_PR_CHARS = 200  # a key PR's summary: a few lines of a table cell on a phone
+SUMMARY_CHARS = 1500
+# The kinds of risk whose evidence can show users break this week (RiskLabel.breaks): an option removed,
+# a regression measured. The report keeps the labels, not that flag, so these stand for it.
+BREAKING = ("config_breaking", "perf_regression")
+
+T = TypeVar("T")
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Markup:
+    """How a platform writes untrusted text (escaped, cut), bold text, a quiet note and a PR's link."""
+
+    text: Callable[[str, int | None], str]
+    bold: Callable[[str], str]
+    note: Callable[[str], str]
+    link: LinkFormat
+    ref: re.Pattern[str]  # "#N" as `text` writes it (its first group: N)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """What a message says, in a platform's markup: the ``urls`` of the report's PRs and its ``markup``."""
+
+    markup: Markup
+    urls: dict[int, str]
+
+    def cite(self, numbers: Sequence[int], limit: int) -> str:
+        shown = [self.markup.link(n, self.urls[n]) if n in self.urls else f"#{n}" for n in numbers[:limit]]
+        return " ".join(shown) + (" …" if len(numbers) > limit else "")
+
+    def prose(self, text: str, limit: int | None) -> str:
+        """Untrusted text whose "#N" are links to their PRs."""
+        return link_refs(self.markup.text(text, limit), self.markup.ref, self.urls, self.markup.link)
+
+    def named(self, name: str, numbers: Sequence[int], limit: int) -> str:
+        return f"{self.markup.bold(self.markup.text(name, LINE_CHARS))} {self.cite(numbers, limit)}".rstrip()
+
+    def risk(self, o: RiskObservation) -> str:
+        evidence = self.markup.note(self.prose(o.evidence, THREAD_CHARS))
+        return f"{self.named(o.title, o.prs, THREAD_CITES)}\n{evidence}"
+
+
+def lines_of(report: Report, markup: Markup) -> Lines:
+    return Lines(markup, pr_urls(report))
+
+
+def numbered(lines: Sequence[str]) -> list[str]:
+    return [f"{i}. {line}" for i, line in enumerate(lines, start=1)]
+
+
+# --- the digest ------------------------------------------------------------------------
+
+
+def digest_title(report: Report) -> str:
+    """ "owner/name · 2026-W37", or the window's dates when it is not one ISO week."""
+    since, until = report.window.since, report.window.until
+    return f"{report.repo} · {iso_week_label(since) if is_iso_week(since, until) else f'{since} – {until}'}"
+
+
+def level_driver(report: Report) -> RiskObservation | None:
+    """The risk that sets the week's level (as analysis/risk_level.py decides it): in a high week a kind
+    that reached its count or one that breaks users, in a medium week the first weighty one."""
+    observations = report.risk_observations
+    if not observations:
+        return None
+    if report.risk_level == "high":
+        counts = Counter(label for p in report.prs for label in set(p.risks))
+        many = [o for o in observations if counts[o.label] >= MANY.get(o.label, len(report.prs) + 1)]
+        breaking = [o for o in observations if o.label in BREAKING]
+        return (many or breaking or observations)[0]
+    if report.risk_level == "medium":
+        return next((o for o in observations if RISK_WEIGHT.get(o.label, 0) >= 3), observations[0])
+    return observations[0]
+
+
+def verdict(report: Report, t: dict[str, str]) -> str:
+    """The week in one line: what it was about, its risk level and what drives that level ("#N" cited)."""
+    if not report.stats.merged_prs:
+        return t["none"]
+    lead = lead_kind(Counter(report.stats.tags), report.stats.merged_prs)
+    judgement = t.get(f"judge_{lead}", t["judge_mixed"]) + t["c_stop"]
+    driver = level_driver(report)
+    if driver is None:
+        return judgement + (
+            t["level_low_none"] if report.risk_level == "low" else t[f"risk_{report.risk_level}"]
+        )
+    prs = listed([f"#{n}" for n in driver.prs[:3]], t) + (" …" if len(driver.prs) > 3 else "")
+    name = risk_name(driver.label, report.lang) if driver.label else driver.title
+    return judgement + t[f"level_{report.risk_level}"].format(driver=name, prs=prs)
+
+
+def digest_figures(report: Report, t: dict[str, str]) -> list[tuple[str, str]]:
+    s = report.stats
+    return [
+        (t["merged_prs"], str(s.merged_prs)),
+        (t["key_prs"], str(s.key_prs)),
+        (t["c_risks_figure"], str(len(report.risk_observations))),
+    ]
+
+
+def digest_stories(report: Report, lines: Lines) -> list[str]:
+    return numbered([lines.named(th.title, th.representative or th.prs, 2) for th in report.themes[:STORIES]])
+
+
+def digest_risks(report: Report, lines: Lines) -> list[str]:
+    return numbered([lines.named(o.title, o.prs, 3) for o in report.risk_observations[:STORIES]])
+
+
+def digest_warnings(report: Report, markup: Markup) -> list[str]:
+    return [f"⚠ {markup.text(w, 120)}" for w in report.warnings[:WARNINGS]]
+
+
+def digest_buttons(report: Report, report_url: str | None, t: dict[str, str]) -> list[Button]:
+    """The full report (with a page), the week's risks and key PRs, another week: four at most."""
+    ref = ReportRef.of(report)
+    buttons = []
+    if report.risk_observations:
+        buttons.append(callback(t["btn_risks"], ref, "risks"))
+    if key_prs(report):
+        buttons.append(callback(t["btn_key_prs"], ref, "key_prs"))
+    return with_page([*buttons, callback(t["btn_another_week"], ref, "another_week")], report_url, t)
+
+
+# --- the thread ------------------------------------------------------------------------
+
+
+def thread_key_prs(report: Report) -> tuple[list[ReportPR], int]:
+    """The key PRs the thread lists (a subscription's top_n, at most THREAD_PRS) and how many it leaves."""
+    key = key_prs(report)
+    shown = key[: min(report.card_prs or THREAD_PRS, THREAD_PRS)]
+    return shown, len(key) - len(shown)
+
+
+def key_pr_line(p: ReportPR, lines: Lines) -> str:
+    return f"{lines.cite([p.number], 1)} {lines.prose(p.summary or p.title, KEY_PR_CHARS)} · {scores(p)}"
+
+
+def scores(p: ReportPR) -> str:
+    return f"{score(p.importance)} / {score(p.insight)}"
+
+
+def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
+    """The summary, every theme with its trend, the recommendations and the engine: what the digest
+    left out."""
+    m = lines.markup
+    out = [lines.prose(report.summary, SUMMARY_CHARS)] if report.summary else []
+    themes = [
+        lines.named(th.title, th.representative or th.prs, 3)
+        + " "
+        + m.note(lines.prose(th.trend, THREAD_CHARS))
+        for th in report.themes
+    ]
+    if themes:
+        out += [m.bold(t["c_themes"]), *numbered(themes)]
+    recs = [lines.prose(r.text, THREAD_CHARS) for r in report.recommendations]
+    if recs:
+        out += [m.bold(t["c_recommendations"]), *numbered(recs)]
+    return [*out, m.note(m.text(engine_note(report, t), None))]
+
+
+def pack(items: Sequence[T], build: Callable[[Sequence[T], bool], M], fits: Callable[[M], bool]) -> list[M]:
+    """The items in as few messages as fit, in order. ``build(chunk, last)`` closes the last message
+    (e.g. "N more in the full report"), so a chunk is tried as if it were last. Items are cut short
+    enough beforehand that one alone always fits."""
+    out: list[M] = []
+    chunk: list[T] = []
+    for item in items:
+        if chunk and not fits(build([*chunk, item], True)):
+            out.append(build(chunk, False))
+            chunk = []
+        chunk.append(item)
+    return [*out, build(chunk, True)] if chunk else out
