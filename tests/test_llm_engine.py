@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -349,6 +350,29 @@ def test_calls_run_in_parallel_up_to_the_limit(store: Store, serve) -> None:
     assert 0.8 <= elapsed < 5.0  # two rounds of eight, not sixteen calls in a row (6.4 s)
     # Counted by the server: never more than the limit at once, and more than one (no timing guesses).
     assert 2 <= fake.most_in_flight <= 8
+
+
+def test_progress_counts_each_pr_sent_once_in_order(store: Store, serve) -> None:
+    fake = serve(
+        responder=lambda request: prdigest_answers(request) if pr_number(request) % 3 else Reply(status=500)
+    )
+    prs = week_prs(store)[:12]
+    seen: list[tuple[int, int]] = []
+    threads: set[str] = set()
+
+    def on_done(done: int, total: int) -> None:
+        seen.append((done, total))
+        threads.add(threading.current_thread().name)
+
+    analysed, _ = analyse(store, settings(fake, concurrency=4), prs, on_done=on_done)
+    # Answered or fallen back, each PR sent counts once, from the worker threads, in order.
+    assert seen == [(n, 12) for n in range(1, 13)]
+    assert {a.engine for a in analysed.values()} == {"llm", "rules"}
+    assert threads and all(name.startswith("prdigest-llm") for name in threads)
+    seen.clear()
+    answered = [pr for pr in prs if (pr.number or 0) % 3]
+    analyse(store, settings(fake, concurrency=4), answered, on_done=on_done)  # cached: nothing sent
+    assert seen == []
 
 
 # --- what is sent: budget, redaction, the untrusted wrapper, the diff ---------------------

@@ -103,6 +103,10 @@ TEXT: dict[str, dict[str, str]] = {
         "unavailable": "数据源未提供的信号（相关规则未启用）：{signals}",
         "engine": "分析引擎：{engine}；数据源：{source}",
         "llm_usage": "模型 {model}：{calls} 次调用，输入 {tokens_in} / 输出 {tokens_out} tokens；{cached} 个分析来自缓存，{fallback} 个回退到规则引擎；叙述：{narrative}",
+        "llm_budget_spent": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：{n} 个 PR 改由规则引擎分析。",
+        "llm_budget_spent_narrative": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：叙述由规则引擎撰写。",
+        # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.
+        "llm_budget_spent_ask": "LLM 端点 {endpoint} 本月的 token 预算已用完：此回答来自全文检索，而非模型。",
         "none": "本周期内没有合入的 PR。",
         "no_themes": "本周 PR 过少或过于分散，未形成主题。",
         "no_risk_obs": "本周没有触发风险标签。",
@@ -201,6 +205,13 @@ TEXT: dict[str, dict[str, str]] = {
         "unavailable": "Signals the source could not supply (their rules did not run): {signals}",
         "engine": "Engine: {engine}; source: {source}",
         "llm_usage": "Model {model}: {calls} calls, {tokens_in} input / {tokens_out} output tokens; {cached} analyses from the cache, {fallback} fell back to the rules engine; narrative: {narrative}",
+        "llm_budget_spent": "The monthly token budget ({budget}, UTC month) of the LLM endpoint {endpoint} "
+        "is spent: the rules engine analysed {n} PRs.",
+        "llm_budget_spent_narrative": "The monthly token budget ({budget}, UTC month) of the LLM endpoint "
+        "{endpoint} is spent: the rules engine wrote the narrative.",
+        # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.
+        "llm_budget_spent_ask": "The monthly token budget of the LLM endpoint {endpoint} is spent: "
+        "this answer comes from the full-text search, not the model.",
         "none": "No pull requests were merged in this period.",
         "no_themes": "Too few or too scattered PRs this week to form themes.",
         "no_risk_obs": "No risk label fired this week.",

@@ -270,3 +270,13 @@ def m014_fts_on_change(db: Database) -> None:
         f'insert into "prs_fts" ("prs_fts", rowid, {columns}) values (\'delete\', old.rowid, {old}); '
         f'insert into "prs_fts" (rowid, {columns}) values (new.rowid, {new}); end'
     )
+
+
+@migration
+def m015_llm_runs(db: Database) -> None:
+    # The endpoint (base URL) each run's calls went to: a monthly token budget is counted per endpoint.
+    # Calls logged before this step have no row here and count against every endpoint's budget.
+    db.table("llm_runs").create(
+        {"run_id": str, "endpoint": str, "model": str, "started_at": str}, pk="run_id"
+    )
+    db.table("llm_runs").create_index(["endpoint"])

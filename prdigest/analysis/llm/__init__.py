@@ -13,13 +13,16 @@ clamped and made inert before anything keeps it. One module per concern:
   without mentions, links or markup, and without PR numbers it may not name; a risk label is
   kept only when its evidence quotes what the model was shown of the PR.
 * ``evidence``: what goes into a prompt within its token budget, least valuable lines dropped first.
-* ``engine``: per-PR analyses (cached by content, model and prompt version) and their merge with
-  the rules' facts; every request is logged in ``llm_calls``.
+* ``engine``: per-PR analyses (cached by content, model and prompt version); every request is
+  logged in ``llm_calls``.
+* ``merge``: an LLM analysis merged with the rules' facts; scores that rank nothing dropped.
+* ``budget``: the endpoint's monthly token budget: no request once this month's tokens reach it.
 * ``narrative``: the week's narrative request, and the report it rewrites.
 
 Secret redaction itself lives in ``prdigest.redact``; ``redact`` is re-exported here.
 """
 
+from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
 from prdigest.analysis.llm.client import (
     LANGS,
     RUNGS,
@@ -34,13 +37,7 @@ from prdigest.analysis.llm.client import (
     sdk_client,
     tool_call,
 )
-from prdigest.analysis.llm.engine import (
-    DiffLoader,
-    LLMEngine,
-    flat_scores,
-    with_rules,
-    with_rules_scores,
-)
+from prdigest.analysis.llm.engine import DiffLoader, LLMEngine, Progress
 from prdigest.analysis.llm.evidence import (
     Section,
     evidence_budget,
@@ -51,6 +48,7 @@ from prdigest.analysis.llm.evidence import (
     shown_of,
     week_evidence,
 )
+from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
 from prdigest.analysis.llm.narrative import apply_narrative
 from prdigest.analysis.llm.safety import Shown, data_line, estimate_tokens, inert, one_line, scrub_prs
 from prdigest.analysis.llm.schemas import (
@@ -86,16 +84,19 @@ __all__ = [
     "DiffLoader",
     "Exchange",
     "LLMBadOutput",
+    "LLMBudgetSpent",
     "LLMClient",
     "LLMEngine",
     "LLMError",
     "LLMOutput",
     "LLMUnavailable",
     "LLMUsage",
+    "MonthlyBudget",
     "NarrativeOut",
     "ObservationOut",
     "PRAnalysisOut",
     "PRNumbers",
+    "Progress",
     "RecommendationOut",
     "RiskOut",
     "Score",

@@ -1,10 +1,9 @@
 """The LLM engine: per-PR analyses and the week's narrative, with the rules engine as fallback.
 
 Each PR the LLM fails on keeps its rules analysis, and each report section it fails on keeps
-the rules' version. With an LLM answer, the judgement labels (``JUDGED_LABELS``) and the
-scores are the model's; the rules' findings for those labels are only hints in its prompt,
-and the rules keep the labels of facts the model cannot check (``FACT_LABELS``). A week whose
-scores are all equal (or all 10) keeps the rules' scores.
+the rules' version; so does each one the endpoint's monthly token budget leaves out (``budget``),
+and the report says so. The rules' findings for the judged labels are only hints in the PR's
+prompt; ``merge`` says what of the LLM's analysis a report keeps.
 """
 
 from __future__ import annotations
@@ -13,11 +12,12 @@ import re
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget, shown_endpoint
 from prdigest.analysis.llm.client import (
     RUNGS,
     Attempt,
@@ -30,10 +30,10 @@ from prdigest.analysis.llm.client import (
     request_hash,
 )
 from prdigest.analysis.llm.evidence import evidence_budget, fit, pr_sections, shown_of
+from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
 from prdigest.analysis.llm.narrative import apply_narrative, narrative_call
-from prdigest.analysis.llm.safety import data_line, one_line, scrub_prs
+from prdigest.analysis.llm.safety import data_line, one_line
 from prdigest.analysis.llm.schemas import (
-    FACT_LABELS,
     JUDGED_LABELS,
     SOURCES,
     Allowed,
@@ -44,17 +44,17 @@ from prdigest.analysis.llm.schemas import (
 from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
 from prdigest.config import LLMSettings, Taxonomy
 from prdigest.errors import PrdigestError
+from prdigest.i18n import texts
 from prdigest.models import LLMUsage, PRAnalysis, PullRequest, Report, numbered
 from prdigest.prompts import load_prompt
-from prdigest.storage import Store, llm_log
+from prdigest.storage import Store, llm_budget, llm_log
 from prdigest.storage.db import analysis_key
 
-# Scores that do not rank PRs: all equal over this many LLM analyses, or all 10 over two.
-FLAT_SCORES_MIN = 3
 RETRY_FAILED_AFTER = timedelta(hours=1)  # a PR's invalid or timed-out analysis is not asked again sooner
 
 
 DiffLoader = Callable[[PullRequest], str | None]
+Progress = Callable[[int, int], None]  # (PRs done, PRs sent to the LLM)
 
 
 class LLMEngine:
@@ -73,6 +73,8 @@ class LLMEngine:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._halted = ""  # why no more requests are sent in this run
+        self._budget = MonthlyBudget(store, self._endpoint, settings.monthly_token_budget)
+        self._run_noted = False  # the run's endpoint is in llm_runs
         self._narrative: Literal["llm", "rules"] | None = None
 
     # --- calls ----------------------------------------------------------------------------
@@ -87,6 +89,8 @@ class LLMEngine:
                 pass  # kept by an older release whose validation let it through: ask again
         if self._halted:
             raise LLMUnavailable(self._halted, fatal=True)
+        self._budget.check()
+        self._note_run()
         try:
             result = self.client.complete(call, lambda attempt: self._record(call, attempt))
         except LLMUnavailable as exc:
@@ -100,6 +104,13 @@ class LLMEngine:
             )
         return result
 
+    def _note_run(self) -> None:
+        """Note the run's endpoint before its first request: the month's usage is summed per endpoint."""
+        with self._lock:
+            noted, self._run_noted = self._run_noted, True
+        if not noted:
+            llm_budget.record_run(self.store, self.run_id, self._endpoint, self.settings.model)
+
     def _remember_rung(self) -> None:
         rung = self.client.rung
         with self._lock:
@@ -109,6 +120,7 @@ class LLMEngine:
         llm_log.remember_rung(self.store, self._endpoint, self.settings.model, rung)
 
     def _record(self, call: Call, attempt: Attempt) -> None:
+        self._budget.add(attempt.input_tokens + attempt.output_tokens)
         llm_log.record_call(
             self.store,
             llm_log.LLMCall(
@@ -157,13 +169,15 @@ class LLMEngine:
         taxonomy: Taxonomy,
         lang: str,
         diff_loader: DiffLoader | None = None,
+        on_done: Progress | None = None,
     ) -> dict[int, PRAnalysis]:
         """Each PR's LLM analysis, from the cache or one call per PR in parallel; ``rules[n]`` where it fails.
 
         ``rules`` holds the rules engine's analysis of every PR (its fallback, and the source of
         its factual risk labels). ``diff_loader`` supplies the diff of a PR that carries none; it is
         called from the worker threads, one call at a time. ``prs`` is the window: the PRs an
-        analysis's prose may name.
+        analysis's prose may name. ``on_done(done, total)`` is called as each PR sent to the LLM is
+        finished (answered or fallen back), one call at a time, ``done`` counting up to ``total``.
         """
         version = self.analysis_version(taxonomy, lang)
         prs_n = numbered(prs)
@@ -188,10 +202,15 @@ class LLMEngine:
         )
         todo = [(n, pr) for n, pr in todo if pr.uid not in failed]
         diff = _serialised(diff_loader)
+        tick = _counter(len(todo), on_done)
+
+        def one(item: tuple[int, PullRequest]) -> PRAnalysis | None:
+            analysis = self._analyse_one(item[1], rules[item[0]], taxonomy, lang, version, diff)
+            tick()
+            return analysis
+
         with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="prdigest-llm") as pool:
-            done = pool.map(
-                lambda item: self._analyse_one(item[1], rules[item[0]], taxonomy, lang, version, diff), todo
-            )
+            done = pool.map(one, todo)
             for (n, _), analysis in zip(todo, done, strict=True):
                 if analysis is not None:
                     raw[n], how[n] = analysis, "llm"
@@ -218,6 +237,9 @@ class LLMEngine:
         try:
             call = self._pr_call(pr, rules, taxonomy, lang, version, diff)
             result = self.complete(call)
+        except LLMBudgetSpent:
+            self._count("over_budget")
+            return None
         except LLMError:
             return None
         assert isinstance(result, PRAnalysisOut)
@@ -291,60 +313,42 @@ class LLMEngine:
             result = self.complete(self._narrative_call(report, analyses), cache=True)
         except LLMError:
             self._narrative = "rules"
-            return report
-        assert isinstance(result, NarrativeOut)
-        self._narrative = "llm"
-        return apply_narrative(report, result)
+        else:
+            assert isinstance(result, NarrativeOut)
+            self._narrative = "llm"
+            report = apply_narrative(report, result)
+        note = self.budget_note(report.lang)
+        return report.model_copy(update={"warnings": [*report.warnings, note]}) if note else report
+
+    def budget_note(self, lang: str) -> str | None:
+        """What a report says when the monthly token budget stopped this run's requests, else None."""
+        if not self._budget.spent:
+            return None
+        t = texts(lang)
+        endpoint, budget = shown_endpoint(self._endpoint), f"{self.settings.monthly_token_budget:,}"
+        n = self._counts["over_budget"]
+        if n:
+            return t["llm_budget_spent"].format(endpoint=endpoint, budget=budget, n=n)
+        return t["llm_budget_spent_narrative"].format(endpoint=endpoint, budget=budget)
 
     def _narrative_call(self, report: Report, analyses: dict[int, PRAnalysis]) -> Call:
         return narrative_call(report, analyses, self.settings.input_budget_tokens)
 
 
-def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -> PRAnalysis:
-    """The LLM's analysis as a report uses it: its judged labels, the rules' fact labels, the rules'
-    tags where it named none, and no PR number in its prose outside the PR, its related PRs and ``window``.
+def _counter(total: int, on_done: Progress | None) -> Callable[[], None]:
+    """A tick per finished PR that calls ``on_done(done, total)`` in order, one call at a time."""
+    lock = threading.Lock()
+    done = 0
 
-    Merged on use, not in the cache: a new rules engine changes the facts without a new LLM call.
-    """
-    keep = {*window, analysis.number, *analysis.related}
-    # A label the model confirms keeps what the rules' evidence showed: users break (RiskLabel.breaks).
-    breaking = {r.label for r in rules.risks if r.breaks}
-    judged = [  # caches of older prompts had more labels
-        r.model_copy(update={"breaks": r.breaks or r.label in breaking})
-        for r in analysis.risks
-        if r.label in JUDGED_LABELS
-    ]
-    facts = [r for r in rules.risks if r.label in FACT_LABELS]
-    return analysis.model_copy(
-        update={
-            "summary": scrub_prs(analysis.summary, keep),
-            "explanation": scrub_prs(analysis.explanation, keep),
-            "watch": [t for t in (scrub_prs(w, keep) for w in analysis.watch) if t],
-            "unresolved": [t for t in (scrub_prs(u, keep) for u in analysis.unresolved) if t],
-            "risks": [
-                r.model_copy(update={"evidence": scrub_prs(r.evidence, keep)}) for r in [*judged, *facts]
-            ],
-            "tags": analysis.tags or rules.tags,
-        }
-    )
+    def tick() -> None:
+        nonlocal done
+        if on_done is None:
+            return
+        with lock:
+            done += 1
+            on_done(done, total)
 
-
-def flat_scores(analyses: Sequence[PRAnalysis]) -> bool:
-    """Whether the LLM's scores rank nothing: every LLM analysis got the same importance or the same
-    insight (over ``FLAT_SCORES_MIN`` of them), or all got 10 (over two)."""
-    llm = [a for a in analyses if a.engine == "llm"]
-    for score in ("importance", "insight"):
-        values = {getattr(a, score) for a in llm}
-        if len(values) == 1 and (len(llm) >= FLAT_SCORES_MIN or (len(llm) >= 2 and values == {10.0})):
-            return True
-    return False
-
-
-def with_rules_scores(analysis: PRAnalysis, rules: PRAnalysis) -> PRAnalysis:
-    """The analysis with the rules' importance and insight, and their reasons."""
-    return analysis.model_copy(
-        update={"importance": rules.importance, "insight": rules.insight, "reasons": rules.reasons}
-    )
+    return tick
 
 
 def _serialised(loader: DiffLoader | None) -> DiffLoader:

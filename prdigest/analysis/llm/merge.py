@@ -1,0 +1,64 @@
+"""The LLM's analysis of a PR as a report uses it: merged with the rules' facts, and scores that rank.
+
+With an LLM answer, the judgement labels (``JUDGED_LABELS``) and the scores are the model's; the
+rules keep the labels of facts the model cannot check (``FACT_LABELS``). A week whose scores are
+all equal (or all 10) keeps the rules' scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from prdigest.analysis.llm.safety import scrub_prs
+from prdigest.analysis.llm.schemas import FACT_LABELS, JUDGED_LABELS
+from prdigest.models import PRAnalysis
+
+# Scores that do not rank PRs: all equal over this many LLM analyses, or all 10 over two.
+FLAT_SCORES_MIN = 3
+
+
+def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -> PRAnalysis:
+    """The LLM's analysis as a report uses it: its judged labels, the rules' fact labels, the rules'
+    tags where it named none, and no PR number in its prose outside the PR, its related PRs and ``window``.
+
+    Merged on use, not in the cache: a new rules engine changes the facts without a new LLM call.
+    """
+    keep = {*window, analysis.number, *analysis.related}
+    # A label the model confirms keeps what the rules' evidence showed: users break (RiskLabel.breaks).
+    breaking = {r.label for r in rules.risks if r.breaks}
+    judged = [  # caches of older prompts had more labels
+        r.model_copy(update={"breaks": r.breaks or r.label in breaking})
+        for r in analysis.risks
+        if r.label in JUDGED_LABELS
+    ]
+    facts = [r for r in rules.risks if r.label in FACT_LABELS]
+    return analysis.model_copy(
+        update={
+            "summary": scrub_prs(analysis.summary, keep),
+            "explanation": scrub_prs(analysis.explanation, keep),
+            "watch": [t for t in (scrub_prs(w, keep) for w in analysis.watch) if t],
+            "unresolved": [t for t in (scrub_prs(u, keep) for u in analysis.unresolved) if t],
+            "risks": [
+                r.model_copy(update={"evidence": scrub_prs(r.evidence, keep)}) for r in [*judged, *facts]
+            ],
+            "tags": analysis.tags or rules.tags,
+        }
+    )
+
+
+def flat_scores(analyses: Sequence[PRAnalysis]) -> bool:
+    """Whether the LLM's scores rank nothing: every LLM analysis got the same importance or the same
+    insight (over ``FLAT_SCORES_MIN`` of them), or all got 10 (over two)."""
+    llm = [a for a in analyses if a.engine == "llm"]
+    for score in ("importance", "insight"):
+        values = {getattr(a, score) for a in llm}
+        if len(values) == 1 and (len(llm) >= FLAT_SCORES_MIN or (len(llm) >= 2 and values == {10.0})):
+            return True
+    return False
+
+
+def with_rules_scores(analysis: PRAnalysis, rules: PRAnalysis) -> PRAnalysis:
+    """The analysis with the rules' importance and insight, and their reasons."""
+    return analysis.model_copy(
+        update={"importance": rules.importance, "insight": rules.insight, "reasons": rules.reasons}
+    )
