@@ -1,4 +1,4 @@
-"""Settings: defaults < prdigest.toml < env vars; invalid files name the key and the line."""
+"""Settings: defaults < prdigest.toml < env vars < command line; invalid files name the key and the line."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def test_settings_are_frozen() -> None:
         ('[report]\ntimezone = "UTC"\nlanguage = \n', r"invalid TOML: .*line 3"),
         (
             '[github]\ntoken = "ghp_secret"\n',
-            r"prdigest.toml:2: 'github.token' is a secret; set it with PRDIGEST_GITHUB_TOKEN",
+            r"prdigest.toml:2: github.token is a secret; "
+            r"set it with PRDIGEST_GITHUB_TOKEN or PRDIGEST_GITHUB__TOKEN",
         ),
     ],
 )
@@ -109,9 +110,9 @@ def test_missing_file(tmp_path: Path) -> None:
         load_settings(tmp_path / "nope.toml", env={})
 
 
-def test_bad_env_value_is_blamed_on_the_environment(tmp_path: Path) -> None:
+def test_bad_override_is_blamed_on_the_command_line(tmp_path: Path) -> None:
     path = write(tmp_path, "[report]\nlanguage = 'en'\n")
-    with pytest.raises(ConfigError, match=r"^environment: github.url"):
+    with pytest.raises(ConfigError, match=r"^command line: github.url"):
         load_settings(path, env={}, overrides={("github", "url"): 5})
 
 
@@ -159,7 +160,10 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
             r"prdigest.toml:5: subscriptions.0.time",
         ),
         ('[llm]\nmodel = "m"\ntimeout = -1\n', r"prdigest.toml:3: .*timeout"),
-        ('[lark]\napp_secret = "s"\n', r"prdigest.toml:2: 'lark.app_secret' is a secret"),
+        (
+            '[lark]\napp_secret = "s"\n',
+            r"prdigest.toml:2: lark.app_secret is a secret; .*PRDIGEST_LARK__APP_SECRET_FILE, instead of",
+        ),
         ('[slack]\nmode = "rtm"\n', r"prdigest.toml:2: slack.mode"),
     ],
 )
