@@ -24,7 +24,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-from prdigest.bot.web import respond
 from prdigest.config import Settings, WebSettings
 from prdigest.errors import ConfigError
 from prdigest.storage import Store
@@ -44,6 +43,7 @@ def report_pages(
     ttl = timedelta(days=web.page_ttl_days)
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        from prdigest.bot.web import respond  # waitress: loaded to serve, not for page_link
         from prdigest.redact import scrub, scrub_value
         from prdigest.render.html import render_html
 
@@ -106,4 +106,6 @@ def _signed(key: bytes, token: str, query: dict[str, list[str]]) -> bool:
 
 
 def _text(start_response: Callable[..., Any], status: str, message: str) -> Iterable[bytes]:
+    from prdigest.bot.web import respond
+
     return respond(start_response, status, f"{message}\n".encode(), "text/plain; charset=utf-8")
