@@ -34,7 +34,7 @@ def pytest_report_header() -> list[str]:
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Each test starts with no secrets, no proxies and its own database."""
+    """Each test starts with no secrets, no proxies, no config file it did not name, its own database."""
     for name in list(os.environ):
         if name.startswith(_SCRUB_PREFIXES) or name in _PROXIES or name == "GITHUB_TOKEN":
             monkeypatch.delenv(name, raising=False)
@@ -42,7 +42,14 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     db = tmp_path / "prdigest.db"
     monkeypatch.setenv("PRDIGEST_DB", str(db))
+    # Settings look for ./prdigest.toml, then $XDG_CONFIG_HOME (~/.config): an empty working
+    # directory of its own, so that neither a file in the checkout nor a test's own
+    # tmp_path/prdigest.toml is found unless a test names it.
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
     return db
 
 

@@ -167,6 +167,13 @@ def test_no_file_anywhere_means_defaults(tmp_path: Path) -> None:
     assert (settings.report.language, settings.config_path) == ("zh", None)
 
 
+def test_tests_run_in_an_empty_directory_of_their_own() -> None:
+    """A prdigest.toml in the checkout or the developer's ~/.config never reaches the other tests."""
+    assert list(Path.cwd().iterdir()) == []
+    assert Path(__file__).resolve().parents[1] not in (Path.cwd(), *Path.cwd().parents)
+    assert load_settings().config_path is None
+
+
 def test_a_named_file_that_is_missing_is_an_error(tmp_path: Path) -> None:
     config(tmp_path, "en")  # found, but not the one asked for
     with pytest.raises(ConfigError, match=r"missing\.toml does not exist"):
