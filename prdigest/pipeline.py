@@ -213,7 +213,12 @@ def ask_llm(
     assert settings.llm is not None  # the callers ask only when one is configured
     progress().phase(f"asking {settings.llm.model} about {len(prs)} PRs")
     engine = LLMEngine(settings.llm, store)
-    return engine.analyse(prs, analyses, taxonomy, lang, diff_loader(store, source)), engine
+    shown = progress()  # the engine's worker threads report to the caller's progress
+    analysed = engine.analyse(
+        prs, analyses, taxonomy, lang, diff_loader(store, source),
+        on_done=lambda done, total: shown.count("PRs analysed", done, total),
+    )  # fmt: skip
+    return analysed, engine
 
 
 class _CollectorPause(ContextDecorator):

@@ -87,3 +87,17 @@ def test_a_terminal_shows_each_count_with_its_total_and_nothing_elsewhere() -> N
     with TerminalProgress(Console(file=piped, force_terminal=False)) as bars:
         bars.count("PRs analysed", 7, 40)
     assert piped.getvalue() == ""
+
+
+def test_a_report_with_the_llm_counts_the_prs_it_analysed_to_the_last(store: Store, serve) -> None:
+    from test_llm_engine import settings as llm_settings
+
+    fake = serve()
+    source = FixtureSource(demo_fixture_path())
+    assert source.window is not None
+    recorder = Recorder()
+    with reporting_to(recorder):
+        report = make_report(Settings(llm=llm_settings(fake)), store, source, source.window)
+    analysed = [(done, total) for what, done, total in recorder.counts if what == "PRs analysed"]
+    merged = report.stats.merged_prs
+    assert analysed[-1] == (merged, merged) and [d for d, _ in analysed] == list(range(1, merged + 1))
