@@ -18,17 +18,27 @@ from test_render_support import (
     LANGS,
     LONG_TITLE,
     REPORT_URL,
+    check_lark_card,
+    check_slack_message,
     demo_report,
     hostile_report,
+    scaled_prs,
     slack_texts,
     strings_of,
+    week_report,
 )
 
 from prdigest.analysis.risk_level import MANY
 from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.models import Report, WindowOut
 from prdigest.render.digest import level_driver
-from prdigest.render.lark import lark_messages, render_lark_card, render_lark_thread
+from prdigest.render.lark import (
+    BODY_LIMIT,
+    lark_messages,
+    lark_request_body_bytes,
+    render_lark_card,
+    render_lark_thread,
+)
 from prdigest.render.preview import lark_preview, preview_page, slack_preview, visible_text
 from prdigest.render.slack import render_slack_message, render_slack_thread, slack_messages
 from prdigest.render.views import key_prs, pr_urls
@@ -74,6 +84,22 @@ def test_long_texts_are_cut_to_keep_the_cap(lang: str) -> None:
         )
         assert len(lark) <= CAP and len(slack) <= CAP
         assert "…" in lark and "…" in slack
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_texts_citing_hundreds_of_prs_keep_every_message_within_limits(lang: str) -> None:
+    report = week_report(scaled_prs(400), lang, history=False)
+    every = " ".join(f"#{p.number}" for p in report.prs)
+    report.summary = every
+    for obs in report.risk_observations:
+        obs.evidence = every
+    for rec in report.recommendations:
+        rec.text = every
+    for card in lark_messages(report, REPORT_URL):
+        check_lark_card(card)
+        assert lark_request_body_bytes(card) <= BODY_LIMIT
+    for message in slack_messages(report, REPORT_URL):
+        check_slack_message(message)
 
 
 def test_visible_text_leaves_out_link_targets_and_markup() -> None:

@@ -40,7 +40,8 @@ THREAD_PRS = 50  # key PRs a thread lists at most (five Lark tables of ten); the
 THREAD_CITES = 10  # PR numbers a risk cites in the thread
 THREAD_CHARS = 400  # a risk's evidence, a theme's trend, a recommendation
 KEY_PR_CHARS = 200  # a key PR's summary: a few lines of a table cell on a phone
-SUMMARY_CHARS = 1500
+SUMMARY_CHARS = 1000
+LINK_ROOM = 600  # link markup any text may carry beyond its own length: ten links to PRs
 # The kinds of risk whose evidence can show users break this week (RiskLabel.breaks): an option removed,
 # a regression measured. The report keeps the labels, not that flag, so these stand for it.
 BREAKING = ("config_breaking", "perf_regression")
@@ -72,8 +73,19 @@ class Lines:
         return " ".join(shown) + (" …" if len(numbers) > limit else "")
 
     def prose(self, text: str, limit: int | None) -> str:
-        """Untrusted text whose "#N" are links to their PRs."""
-        return link_refs(self.markup.text(text, limit), self.markup.ref, self.urls, self.markup.link)
+        """Untrusted text whose "#N" are links to their PRs: as many as add at most LINK_ROOM characters
+        of link markup more than the text is long, so a text of N characters stays under 2N + LINK_ROOM
+        (a Slack section under 3,000 characters)."""
+        shown = self.markup.text(text, limit)
+        room = len(shown) + LINK_ROOM
+
+        def link(n: int, url: str) -> str:
+            nonlocal room
+            written = self.markup.link(n, url)
+            room -= len(written)
+            return written if room >= 0 else self.markup.text(f"#{n}", None)
+
+        return link_refs(shown, self.markup.ref, self.urls, link)
 
     def named(self, name: str, numbers: Sequence[int], limit: int) -> str:
         return f"{self.markup.bold(self.markup.text(name, LINE_CHARS))} {self.cite(numbers, limit)}".rstrip()
