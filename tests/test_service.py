@@ -1,16 +1,22 @@
-"""`prdigest serve`: the web app with report pages, config subscriptions, and a clean stop on SIGTERM."""
+"""`prdigest serve`: the web app with report pages, config subscriptions, a clean stop on SIGTERM, and
+a platform whose start fails retried in the background."""
 
 from __future__ import annotations
 
+import logging
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from serve_support import wait_until
 
+from prdigest.bot.connector import Connector, Part
 from prdigest.bot.service import Service, sync_config_subscriptions
 from prdigest.config import load_settings
 from prdigest.pipeline import make_report
@@ -105,3 +111,61 @@ def test_serve_stops_cleanly_on_sigterm(config: Path, tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+class FlakyAdapter:
+    """A platform adapter whose start fails with ``errors`` in turn, then succeeds."""
+
+    def __init__(self, *errors: Exception):
+        self.errors = list(errors)
+        self.tried = threading.Semaphore(0)
+        self.stopped = threading.Event()
+
+    def start(self) -> None:
+        self.tried.release()
+        if self.errors:
+            raise self.errors.pop(0)
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+class Unreachable(Exception):
+    code = None
+
+
+class Refused(Exception):
+    code = "invalid_auth"  # Slack's answer to a revoked or wrong token
+
+
+def test_a_failed_start_is_retried_with_backoff_until_it_connects() -> None:
+    adapter = FlakyAdapter(Unreachable("connection refused"), Unreachable("HTTP 503"))
+    waits: list[int] = []
+    link = Connector("slack", adapter, backoff=lambda attempt: waits.append(attempt) or 0.0)  # type: ignore[arg-type]
+    link.start()
+    try:
+        assert link.connected.wait(10)
+        assert waits == [1, 2]  # one backoff per failure, growing with the attempt
+        assert link.readiness() == Part(True, "connected")  # no probe on this adapter: its state
+    finally:
+        link.stop()
+    assert adapter.stopped.is_set()
+
+
+def test_a_refused_credential_is_logged_retried_rarely_and_stop_ends_the_wait_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    adapter = FlakyAdapter(Refused("Slack auth.test failed: invalid_auth"))
+    link = Connector("slack", adapter, backoff=lambda attempt: 0.0, refused_wait_s=3600)  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="prdigest.serve"):
+        link.start()
+        assert adapter.tried.acquire(timeout=10)
+        wait_until(
+            lambda: not link.readiness().ok and "invalid_auth" in link.readiness().detail, 10, "refusal"
+        )
+    assert "slack refused the credentials" in caplog.text and "3600 s" in caplog.text
+    assert not adapter.tried.acquire(timeout=0.2)  # not tried again soon: the refusal waits its hour
+    started = time.monotonic()
+    link.stop()
+    assert time.monotonic() - started < 2 and adapter.stopped.is_set()
+    assert not link.connected.is_set()

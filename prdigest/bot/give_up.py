@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from prdigest.config import Settings
+from prdigest.metrics import count_delivery
 from prdigest.models import Subscription
 
 log = logging.getLogger("prdigest.scheduler")
@@ -36,6 +37,7 @@ def report_give_up(settings: Settings, deliverer: Any, sub: Subscription, key: s
         key, sub.repo, sub.platform, sub.chat_id,
         extra={"subscription": sub.id, "status": "given_up"},
     )  # fmt: skip
+    count_delivery("given_up")
     post = getattr(getattr(deliverer, "adapter", None), "post_reply", None)
     if post is None:
         return  # the console, or a platform without a way to reach its admins: the log only

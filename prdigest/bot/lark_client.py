@@ -178,16 +178,20 @@ class LarkOutbound:
         """The bot's own open_id, to tell a mention of the bot from one of a colleague; asked once."""
         with self._bot_id_lock:
             if self._bot_id is None:
-                request = (
-                    BaseRequest.builder()
-                    .http_method(HttpMethod.GET)
-                    .uri("/open-apis/bot/v3/info")
-                    .token_types({AccessTokenType.TENANT})
-                    .build()
-                )
+                request = _bot_info()
                 answer = self.call("read the bot's identity", lambda: self.client.request(request))
                 self._bot_id = str(json.loads(answer.raw.content)["bot"]["open_id"])
             return self._bot_id
+
+    def probe(self) -> None:
+        """Whether Lark answers and accepts the app now: the bot's identity (and the tenant token, when
+        the SDK's cache has none) asked once, without retries; a LarkError when not."""
+        try:
+            answer = self.client.request(_bot_info())
+        except Exception as exc:  # requests' errors, and the SDK's when the token cannot be had
+            raise LarkError("reach Lark", getattr(exc, "code", None), type(exc).__name__) from None
+        if not answer.success():
+            raise LarkError("read the bot's identity", answer.code, answer.msg or "")
 
     def post(self, chat_id: str, thread: str | None, payload: dict[str, Any], uuid: str) -> str:
         """A reply in the thread of message ``thread``, else a new message in the chat."""
@@ -316,6 +320,16 @@ class LarkOutbound:
             )
             raise LarkError(operation, answer.code, answer.msg or "")
         return answer
+
+
+def _bot_info() -> Any:
+    return (
+        BaseRequest.builder()
+        .http_method(HttpMethod.GET)
+        .uri("/open-apis/bot/v3/info")
+        .token_types({AccessTokenType.TENANT})
+        .build()
+    )
 
 
 def _status(answer: Any) -> int:

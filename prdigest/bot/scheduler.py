@@ -25,6 +25,7 @@ from apscheduler.triggers.cron import CronTrigger
 from prdigest.bot.delivery import Deliverer, Outcome, deliver_subscription, delivery_key
 from prdigest.bot.give_up import report_give_up
 from prdigest.config import Settings
+from prdigest.metrics import count_delivery
 from prdigest.models import WEEKDAYS, Subscription, Window
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
@@ -72,6 +73,7 @@ class WeeklyScheduler:
         self.grace = grace
         self.clock = clock
         self._lock = threading.Lock()
+        self._failing: dict[int | None, str] = {}  # subscription -> the key of the week its last run failed
         self._scheduler = BackgroundScheduler(
             timezone=UTC,
             job_defaults={
@@ -89,6 +91,15 @@ class WeeklyScheduler:
         """Stop firing; a delivery already running finishes (or leaves its key claimable)."""
         if self._scheduler.running:
             self._scheduler.shutdown(wait=True)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._scheduler.running)
+
+    def failing(self) -> list[str]:
+        """The delivery keys whose last run failed (retried, or given up until a later run succeeds)."""
+        with self._lock:
+            return sorted(self._failing.values())
 
     def rebuild(self) -> None:
         """One job per subscription, replacing the old set (called when chat changes them)."""
@@ -173,8 +184,14 @@ class WeeklyScheduler:
                 "weekly report of %s to %s:%s failed (attempt %d)",
                 sub.repo, sub.platform, sub.chat_id, attempt + 1, extra=fields,
             )  # fmt: skip
+            count_delivery("failed")
+            with self._lock:
+                self._failing[sub.id] = self._key(sub, fired)
             self._retry_later(sub, fired, attempt + 1)
             return None
+        count_delivery(outcome.status)
+        with self._lock:
+            self._failing.pop(sub.id, None)
         ms = round((perf_counter() - started) * 1000, 1)
         log.info("weekly report %s", outcome.describe(), extra={**fields, "status": outcome.status, "ms": ms})
         if (

@@ -1,5 +1,7 @@
 """`prdigest serve`: the chat adapters, the weekly scheduler and the web app in one process.
 
+A platform that cannot be reached (or refuses its credentials) at start is connected in the
+background (connector.py) while the rest runs; /readyz says what is not ready, /metrics counts.
 SIGTERM (or Ctrl-C) stops it cleanly: no new work is taken, running deliveries finish
 (or leave their key claimable), the cache is closed after everything that writes to it.
 """
@@ -12,13 +14,16 @@ import threading
 
 from prdigest.bot.adapters import ChatAdapter
 from prdigest.bot.app import BotCore
+from prdigest.bot.connector import Connector
 from prdigest.bot.delivery import ConsoleDeliverer, Deliverer
 from prdigest.bot.pages import report_pages
+from prdigest.bot.readiness import Readiness, database_check, last_delivery_check, scheduler_check
 from prdigest.bot.scheduler import WeeklyScheduler
 from prdigest.bot.web import WebApp
 from prdigest.config import Settings
 from prdigest.handlers import Services
 from prdigest.logs import adopt_library_loggers
+from prdigest.metrics import Metrics, use
 from prdigest.models import Subscription
 from prdigest.pipeline import source_factory
 from prdigest.redact import secrets_of, use_secrets
@@ -45,30 +50,41 @@ class Service:
         use_secrets(secrets_of(settings))  # masked in every reply, page and log line
         self.settings = settings
         self.store = store
+        self.metrics = Metrics()
+        use(self.metrics)  # this service's registry: counted into from now on, shown at /metrics
         self.web = WebApp()
         self.web.mount("/reports", report_pages(store))
+        self.web.mount("/metrics", self.metrics.wsgi_app)
         self.services = Services(settings=settings, store=store, source_for=source_factory(settings))
         self.core = BotCore(self.services)
         self.adapters: list[ChatAdapter] = []
+        self.connectors: list[Connector] = []
         self.deliverers: dict[str, Deliverer] = {"console": ConsoleDeliverer()}
         self._add_adapters()
         adopt_library_loggers()  # the SDKs are loaded now: their own handlers give way to prdigest's
         self.scheduler = WeeklyScheduler(settings, store, self.deliverers)
         self.services.on_subscriptions_changed = self.scheduler.rebuild
+        self.readiness = Readiness({
+            "database": database_check(store),
+            **{c.name: c.readiness for c in self.connectors},
+            "scheduler": scheduler_check(lambda: self.scheduler.running),
+            "deliveries": last_delivery_check(store, self.scheduler.failing),
+        })  # fmt: skip
+        self.web.mount("/readyz", self.readiness.wsgi_app)
 
     def _add_adapters(self) -> None:
         from prdigest.bot.adapters import chat_adapters
 
         for platform, adapter, deliverer in chat_adapters(self.settings, self.core, self.web):
             self.adapters.append(adapter)
+            self.connectors.append(Connector(platform, adapter))
             self.deliverers[platform] = deliverer
 
     def start(self) -> tuple[str, int]:
         sync_config_subscriptions(self.settings, self.store)
         address = self.web.start(self.settings.web.host, self.settings.web.port)
-        for adapter in self.adapters:
-            adapter.start()
-        adopt_library_loggers()  # and any an adapter loaded as it started
+        for connector in self.connectors:  # in the background: a platform down holds up nothing else
+            connector.start()
         self.scheduler.start()
         threading.Thread(target=self.scheduler.catch_up, name="prdigest-catch-up", daemon=True).start()
         log.info("serving on http://%s:%s with %s", *address, ", ".join(self.deliverers))
@@ -76,8 +92,8 @@ class Service:
 
     def stop(self) -> None:
         self.scheduler.shutdown()
-        for adapter in self.adapters:
-            adapter.stop()
+        for connector in self.connectors:
+            connector.stop()
         self.core.close()
         self.web.stop()
 

@@ -44,6 +44,7 @@ FIND_DAYS = 14
 FIND_MESSAGES = 1000
 HISTORY_PAGE = 200
 TIMEOUT_S = 15
+PROBE_TIMEOUT_S = 3  # a readiness probe's auth.test
 # Calls that post: a 5xx or a lost answer may mean "posted"; they are not retried in the client
 # (the weekly job looks for the post in the channel before it posts again).
 POSTING = ("chat.postMessage",)
@@ -91,6 +92,15 @@ class SlackOutbound:
 
     def auth_test(self) -> None:
         self.api("auth.test", self.client.auth_test)
+
+    def probe(self) -> None:
+        """Whether Slack answers and accepts the token now: auth.test once, without retries and with a
+        short timeout; a SlackError when not."""
+        quick = WebClient(
+            token=self.client.token, base_url=self.client.base_url, timeout=PROBE_TIMEOUT_S,
+            logger=self.client.logger, retry_handlers=[],
+        )  # fmt: skip
+        self.api("auth.test", quick.auth_test)
 
     def post(self, channel: str, thread: str | None, payload: dict[str, Any], **extra: Any) -> str:
         response = self.api(

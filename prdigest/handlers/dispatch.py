@@ -4,6 +4,7 @@ never a configured secret or a secret-shaped text (every string of the Reply is 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 
 from prdigest.errors import PrdigestError
@@ -13,6 +14,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.handlers.understand import understand
 from prdigest.i18n import detect_lang, texts
+from prdigest.metrics import observe_command
 from prdigest.redact import scrub, scrub_value
 
 log = logging.getLogger("prdigest.handlers")
@@ -33,10 +35,14 @@ def read(message: str | Intent, ctx: Context, svc: Services) -> Intent:
 
 def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
     # What a server answered or a PR says reaches chat: no secret in it is repeated.
-    return scrub_value(_handle(message, ctx, svc))
+    started = time.perf_counter()
+    command, reply = _handle(message, ctx, svc)
+    observe_command(command, "error" if reply.kind == "error" else "ok", time.perf_counter() - started)
+    return scrub_value(reply)
 
 
-def _handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
+def _handle(message: str | Intent, ctx: Context, svc: Services) -> tuple[str, Reply]:
+    """The command the message was read as (the one it failed in, when reading it failed) and its Reply."""
     # The language is decided once: the caller's, else the message's (a button carries its card's).
     lang = ctx.lang or (message.lang if isinstance(message, Intent) else detect_lang(clean(message)))
     name = "explain"  # the one command whose reading can fail: a PR number out of range
@@ -45,14 +51,15 @@ def _handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
         lang = ctx.lang or intent.lang  # "周报 in English" asks for English
         intent = replace(intent, lang=lang)  # handlers speak intent.lang, nothing else
         name = intent.command
-        return spec(name).handler(intent, ctx, svc)
+        return name, spec(name).handler(intent, ctx, svc)
     except Answer as answer:
-        return answer.reply
+        return name, answer.reply
     except PrdigestError as exc:
         t = texts(lang)
         # An error may quote what a user pasted or a server answered: a secret in it is not repeated.
         error = scrub(t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip("."))
-        return text_reply("error", lang, t["bad_input"].format(error=error, usage=f"`{t[f'usage_{name}']}`"))
+        usage = f"`{t[f'usage_{name}']}`"
+        return name, text_reply("error", lang, t["bad_input"].format(error=error, usage=usage))
     except Exception:
         log.exception("command %r failed", name)
-        return text_reply("error", lang, texts(lang)["error_apology"])
+        return name, text_reply("error", lang, texts(lang)["error_apology"])

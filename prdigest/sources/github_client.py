@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from prdigest.config import GithubSettings, Settings
+from prdigest.metrics import count_github_request, set_github_remaining
 from prdigest.models import PullRequest
 from prdigest.sources.github_errors import (
     GitHubAuthError,
@@ -155,13 +156,16 @@ class GitHubClient:
         try:
             headers, body = call()
         except GithubException as exc:
+            count_github_request(purpose, "error")
             self._note_headers(exc.headers or {}, resource)
             if isinstance(exc.data, dict) and "errors" in exc.data and exc.status in (400, 404):
                 # A GraphQL answer with errors: PyGithub raises, the caller sorts partial data from failure.
                 return exc.headers or {}, exc.data
             raise self._error(exc) from None
         except RequestException as exc:
+            count_github_request(purpose, "unreachable")
             raise self._transport_error(exc) from None
+        count_github_request(purpose, "ok")
         self._note_headers(headers, resource)
         return headers, body
 
@@ -184,6 +188,7 @@ class GitHubClient:
             limit=int(float(headers["x-ratelimit-limit"])) if "x-ratelimit-limit" in headers else None,
             reset_at=datetime.fromtimestamp(int(float(reset)), UTC) if reset else None,
         )
+        set_github_remaining(resource, self.budgets[resource].remaining)
 
     def _note_rate_limit(self, query: str, rate: dict[str, Any]) -> None:
         if isinstance(rate.get("cost"), int):
@@ -195,6 +200,7 @@ class GitHubClient:
                 limit=known.limit if known else None,
                 reset_at=parse_time(rate.get("resetAt")) or (known.reset_at if known else None),
             )
+            set_github_remaining("graphql", rate["remaining"])
 
     def _budget_text(self, resource: str) -> str:
         budget = self.budgets.get(resource)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from prdigest.metrics import count_llm_call
 from prdigest.storage.db import Store
 
 
@@ -37,6 +38,8 @@ class CallTotals(NamedTuple):
 
 
 def record_call(store: Store, call: LLMCall) -> None:
+    """Log one request sent (every LLM call passes here), and count it in the metrics."""
+    count_llm_call(call.purpose, call.outcome, call.input_tokens, call.output_tokens)
     row = {"created_at": datetime.now(UTC).isoformat(), **asdict(call)}
     with store.writing() as db:
         db.table("llm_calls").insert(row)
