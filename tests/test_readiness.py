@@ -8,8 +8,10 @@ Slack's fake stays up throughout and keeps answering.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,9 +22,10 @@ from typing import Any
 import pytest
 from fakes.lark_api import FakeLark
 from fakes.slack_api import FakeSlack, slash_command
-from serve_support import lark_env, slack_env, wait_until, write_config
+from serve_support import lark_env, serving, slack_env, wait_until, write_config
 
 from prdigest.bot.connector import Part
+from prdigest.bot.lark_client import PROBE_TIMEOUT_S, LarkError, LarkOutbound
 from prdigest.bot.readiness import Readiness, database_check, last_delivery_check
 from prdigest.bot.service import Service
 from prdigest.config import load_settings
@@ -236,3 +239,37 @@ def test_the_deliveries_part_follows_the_last_weekly_run(tmp_path: Path) -> None
         assert check() == Part(False, "failing, retried by the scheduler: prdigest:1:2026-W38")
     finally:
         store.close()
+
+
+def test_the_lark_probe_gives_up_after_a_short_timeout(lark: FakeLark) -> None:
+    out = LarkOutbound(lark.app_id, lark.app_secret, lark.url)
+    out.probe()
+    lark.slow("/open-apis/bot/v3/info", PROBE_TIMEOUT_S + 5)
+    started = time.monotonic()
+    with pytest.raises(LarkError, match="reach Lark"):
+        out.probe()
+    assert time.monotonic() - started < PROBE_TIMEOUT_S + 2  # not the 15 s of an ordinary call
+
+
+@pytest.mark.e2e  # `prdigest serve` as a child process
+@pytest.mark.timeout(90)
+def test_serve_keeps_serving_with_lark_away_and_slack_refusing_its_token_and_stops_on_sigterm(
+    tmp_path: Path, lark: FakeLark, slack: FakeSlack, relay: Relay
+) -> None:
+    relay.down()
+    config = write_config(tmp_path / "prdigest.toml", web={"host": "127.0.0.1", "port": 0})
+    env = {
+        **os.environ, **lark_env(lark, "ws"), **slack_env(slack),
+        "PRDIGEST_LARK_DOMAIN": relay.url, "PRDIGEST_SLACK_BOT_TOKEN": "xoxb-not-the-right-one",
+    }  # fmt: skip
+    command = [sys.executable, "-m", "prdigest.cli", "serve", "--config", str(config)]
+    with serving(command, env, tmp_path / "serve.log") as served:
+        served.wait_log("slack refused the credentials", 30)
+        served.wait_log("lark: could not connect", 30)
+        assert served.get("/healthz") == (200, b"ok\n")
+        down = ready_status(served.address, 503)
+        assert down is not None and "invalid_auth" in down["parts"]["slack"]["detail"], down
+        assert down["parts"]["lark"]["ok"] is False
+        assert "xoxb-not-the-right-one" not in json.dumps(down) + served.text()
+        assert served.terminate(timeout=15) == 0, served.text()[-3000:]
+    assert "Traceback" not in served.text(), served.text()[-3000:]

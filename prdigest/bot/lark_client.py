@@ -10,6 +10,7 @@ policy (retries.py): Lark dedupes a repeated send by its uuid.
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import logging
@@ -56,6 +57,7 @@ from prdigest.render.lark import render_lark_card
 log = logging.getLogger("prdigest.lark")
 
 HTTP_TIMEOUT_S = 15  # per API call (the SDK's default is 30 s)
+PROBE_TIMEOUT_S = 3  # a readiness probe's call
 # find_delivery reads back this far (the grace period of a weekly run is hours, not weeks).
 FIND_DAYS = 14
 FIND_MESSAGES = 1000
@@ -185,9 +187,13 @@ class LarkOutbound:
 
     def probe(self) -> None:
         """Whether Lark answers and accepts the app now: the bot's identity (and the tenant token, when
-        the SDK's cache has none) asked once, without retries; a LarkError when not."""
+        the SDK's cache has none) asked once, without retries and with a short timeout; a LarkError
+        when not."""
+        quick = copy.copy(self.client)
+        quick.config = copy.copy(self.client.config)
+        quick.config.timeout = PROBE_TIMEOUT_S
         try:
-            answer = self.client.request(_bot_info())
+            answer = quick.request(_bot_info())
         except Exception as exc:  # requests' errors, and the SDK's when the token cannot be had
             raise LarkError("reach Lark", getattr(exc, "code", None), type(exc).__name__) from None
         if not answer.success():
