@@ -169,3 +169,38 @@ def test_a_refused_credential_is_logged_retried_rarely_and_stop_ends_the_wait_at
     link.stop()
     assert time.monotonic() - started < 2 and adapter.stopped.is_set()
     assert not link.connected.is_set()
+
+
+class ProbedOut:
+    """An adapter's outbound client whose probe answers ``error`` (None: ok), counting the probes."""
+
+    def __init__(self) -> None:
+        self.error: Exception | None = None
+        self.probes = 0
+
+    def probe(self) -> None:
+        self.probes += 1
+        if self.error is not None:
+            raise self.error
+
+
+def test_a_connected_platform_is_probed_at_most_once_per_interval() -> None:
+    adapter = FlakyAdapter()
+    adapter.out = ProbedOut()  # type: ignore[attr-defined]
+    link = Connector("slack", adapter, probe_ttl_s=3600)  # type: ignore[arg-type]
+    link.start()
+    try:
+        assert link.connected.wait(10)
+        assert link.readiness() == link.readiness() == Part(True, "connected")
+        assert adapter.out.probes == 1  # type: ignore[attr-defined]
+        fresh = Connector("slack", adapter, probe_ttl_s=0)  # type: ignore[arg-type]
+        fresh.start()
+        assert fresh.connected.wait(10)
+        adapter.out.error = Refused("Slack auth.test failed: token_revoked")  # type: ignore[attr-defined]
+        assert fresh.readiness() == Part(False, "refused: Refused: Slack auth.test failed: token_revoked")
+        adapter.out.error = Unreachable("connection refused")  # type: ignore[attr-defined]
+        assert fresh.readiness() == Part(False, "unreachable: Unreachable: connection refused")
+        assert link.readiness().ok  # its answer is still the cached one
+        fresh.stop()
+    finally:
+        link.stop()

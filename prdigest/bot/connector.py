@@ -108,9 +108,12 @@ class Connector:
                 reason = describe(exc)
                 if refused(exc):
                     wait = self.refused_wait_s
-                    log.error(
-                        "%s refused the credentials (%s); trying again in %.0f s", self.name, reason, wait
+                    what = (
+                        "is not configured right"
+                        if isinstance(exc, ConfigError)
+                        else "refused the credentials"
                     )
+                    log.error("%s %s (%s); trying again in %.0f s", self.name, what, reason, wait)
                 else:
                     wait = self.backoff(attempt)
                     log.warning("%s: could not connect (%s); trying again in %.1f s", self.name, reason, wait)
@@ -141,5 +144,5 @@ def _probe(client: Probing) -> Part:
     try:
         client.probe()
     except Exception as exc:
-        return Part(False, f"unreachable: {describe(exc)}")
+        return Part(False, f"{'refused' if refused(exc) else 'unreachable'}: {describe(exc)}")
     return Part(True, "connected")
