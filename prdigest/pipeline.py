@@ -346,7 +346,7 @@ def make_report(
     newest = newest_merged(store, source, name) if empty else None
     if newest is not None and not window.contains(newest[2]):
         warnings.append(newest_text(newest, name, window, lang))
-    report.warnings = warnings
+    report.warnings = [*warnings, *report.warnings]  # the engine's own (a spent token budget) after
     if save:
         report.id = store.save_report(report)
     return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import urllib.error
 import urllib.request
@@ -175,3 +176,16 @@ def test_plain_links_and_no_public_url(demo_store: Store, report_id: int, serve_
     assert serve_pages(WebSettings()).get(path_of(link))[0] == 200
     assert page_link(Settings(), demo_store, report_id, "C1") is None
     assert page_link(Settings(public_url=PUBLIC), demo_store, None, "C1") is None
+
+
+def test_a_signed_link_reaches_the_card_buttons_as_it_was_signed(demo_store: Store, report_id: int) -> None:
+    from prdigest.render.lark import render_lark_card
+    from prdigest.render.slack import render_slack_message
+
+    link = page_link(Settings(public_url=PUBLIC, web=SIGNED), demo_store, report_id, "C0SLACK")
+    assert link is not None and "&sig=" in link
+    report = demo_store.get_report(report_id)
+    assert report is not None
+    lark = json.dumps(render_lark_card(report, link))
+    slack = json.dumps(render_slack_message(report, link))
+    assert json.dumps(link) in lark and json.dumps(link) in slack  # not one "%26" in the query

@@ -21,6 +21,7 @@ from prdigest.analysis.facts import clean_body
 from prdigest.analysis.llm import (
     Allowed,
     Call,
+    LLMBudgetSpent,
     LLMClient,
     LLMEngine,
     LLMError,
@@ -118,16 +119,20 @@ def ask(
     if not candidates:
         return no_match
     summaries = llm_log.pr_summaries(store, repo, [pr.number for pr in candidates if pr.number])
+    note = ""
     if llm is not None:
         call = _call(question, repo, candidates, summaries, llm, lang, browsing)
         try:
             result = LLMEngine(llm, store, client).complete(call, cache=True)
+        except LLMBudgetSpent as exc:  # said, so that nobody takes the search's answer for the model's
+            result, note = None, t["llm_budget_spent_ask"].format(endpoint=exc.endpoint)
         except LLMError:
             result = None
         if isinstance(result, AnswerOut) and result.cited:
             return Answer(text=result.answer, cited=result.cited, prs=_numbers(candidates), engine="llm")
     # The newest PRs are no match for anything: without the LLM's reading, nothing matched.
-    return no_match if browsing else _best_matches(question, candidates, summaries, t)
+    answer = no_match if browsing else _best_matches(question, candidates, summaries, t)
+    return answer.model_copy(update={"text": f"{note}\n{answer.text}"}) if note else answer
 
 
 def search_terms(question: str) -> list[str]:

@@ -13,14 +13,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prdigest.models import Report
-from prdigest.storage.deliveries import page_token
 
 if TYPE_CHECKING:
     from prdigest.bot.app import BotCore
     from prdigest.bot.web import WebApp
     from prdigest.config import Settings
 
-ReportUrl = Callable[[Report], str | None]
+ReportUrl = Callable[[Report, str], str | None]  # (report, chat id): a page's link for that chat
 
 
 class ChatAdapter(Protocol):
@@ -88,23 +87,14 @@ class AdapterDeliverer:
         return self.adapter.find_delivery(chat_id, key)
 
 
-def report_url(base: str | None, report_id: int | None, token: Callable[[int], str]) -> str | None:
-    """The address of a report's page: ``<public URL>/reports/<token>``, when pages are public."""
-    if not base or report_id is None:
-        return None
-    return f"{base.rstrip('/')}/reports/{token(report_id)}"
-
-
 def page_urls(settings: Settings, core: BotCore | None) -> ReportUrl | None:
-    """The page address of a report answered in chat, when report pages are public."""
+    """The page address of a report answered in a chat, when report pages are public."""
     if not settings.public_url or core is None:
         return None
-    base, store = settings.public_url, core.services.store
+    from prdigest.bot.pages import page_link
 
-    def url_for(report: Report) -> str | None:
-        return report_url(base, report.id, lambda report_id: page_token(store, report_id))
-
-    return url_for
+    store = core.services.store
+    return lambda report, chat_id: page_link(settings, store, report.id, chat_id)
 
 
 def chat_adapters(

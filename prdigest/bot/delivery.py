@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 
 from rich.console import Console
 
-from prdigest.bot.adapters import report_url as page_url
+from prdigest.bot.pages import page_link
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Subscription, Window, iso_week_label
@@ -36,7 +36,6 @@ from prdigest.storage.deliveries import (
     claim,
     complete,
     get_delivery,
-    page_token,
     release,
     uncertain,
 )
@@ -152,7 +151,7 @@ def _build(settings: Settings, store: Store, sub: Subscription, window: Window) 
     report = make_report(settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
     report = scrub_value(report)
     report.card_prs = sub.top_n  # what the card lists, never what the figures count
-    return report, page_url(settings.public_url, report.id, lambda report_id: page_token(store, report_id))
+    return report, page_link(settings, store, report.id, sub.chat_id)
 
 
 def subscription_source(settings: Settings, sub: Subscription) -> Source | None:

@@ -64,7 +64,7 @@ class LarkBot:
             raise ConfigError("Lark HTTP events need PRDIGEST_LARK_VERIFICATION_TOKEN")
         self.core = core
         self.mode = cfg.mode
-        self._report_url_for = report_url_for or (lambda report: None)
+        self._report_url_for = report_url_for or (lambda report, chat_id: None)
         app_id, secret, domain = cfg.app_id, cfg.app_secret.get_secret_value(), cfg.domain.rstrip("/")
         self.out = LarkOutbound(app_id, secret, domain)
         self.client = self.out.client
@@ -156,7 +156,7 @@ class LarkBot:
         """Post a Reply (in ``thread``, else in the chat); a report without a page also goes as a Markdown
         file. A card about a report is remembered, itself and as the latest of its thread (``root``),
         for the follow-ups there."""
-        report_url = self._report_url_for(reply.report) if reply.report is not None else None
+        report_url = self._report_url_for(reply.report, chat_id) if reply.report is not None else None
         message_id = self.post_reply(chat_id, thread, lark_payload(reply, report_url), f"{key}:answer")
         if reply.report is not None and self.core is not None:
             for card in {message_id, root or message_id}:

@@ -84,7 +84,7 @@ class SlackBot:
             raise ConfigError("Slack needs a bot token: set PRDIGEST_SLACK_BOT_TOKEN")
         self.settings = settings
         self.core = core
-        self.report_url_for = report_url_for or (lambda report: None)
+        self.report_url_for = report_url_for or (lambda report, chat_id: None)
         self.out = SlackOutbound(slack.bot_token.get_secret_value(), slack.api_url)
         self.client = self.out.client
         self._executor = ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="prdigest-slack")
@@ -238,7 +238,7 @@ class SlackBot:
         self, channel: str, thread: str | None, key: str, response_url: str | None
     ) -> Callable[[Reply], None]:
         def respond(reply: Reply) -> None:
-            report_url = self.report_url_for(reply.report) if reply.report is not None else None
+            report_url = self.report_url_for(reply.report, channel) if reply.report is not None else None
             payload = slack_payload(reply, report_url)
             try:
                 ts = self.post_reply(channel, thread, payload, f"{key}:answer")

@@ -29,7 +29,7 @@ _SLACK_FORMAT = re.compile(r"`|(?<![^\W_])[*_~]|[*_~](?![^\W_])")
 # A path or identifier whose marks would be fenced (__init__.py, _private, ~/.cache): a code span
 # instead, where Slack reads no marks, so it copies as written.
 _SLACK_NAME = re.compile(r"(?<![\w./~-])[\w./~-]*[_~][\w./~-]*(?![\w./~-])")
-_URL_SAFE = ":/?#=%-._~,;@+!"
+_URL_SAFE = ":/?#=&%-._~,;@+!"  # "&": a query of several parameters (a signed page link) stays one
 
 
 def clean(text: str, limit: int | None = None) -> str:
