@@ -28,7 +28,9 @@ def config_check(config: str | None, db: str | None) -> None:
     problems = check_settings(settings)
     for problem in problems:
         click.echo(f"problem: {problem}", err=True)
-    where = settings.config_path or "defaults and environment"
+    where = (
+        f"read {settings.config_path}" if settings.config_path else "no config file; defaults and environment"
+    )
     on = {True: "on", False: "off"}
     click.echo(
         f"{where}: {len(settings.repos)} repositories, {len(settings.subscriptions)} subscriptions; "

@@ -151,6 +151,8 @@ def check_settings(settings: Settings) -> list[str]:
         problems.append("slack: Socket Mode needs PRDIGEST_SLACK_APP_TOKEN (xapp-…)")
     if settings.slack.enabled and settings.slack.mode == "http" and not settings.slack.signing_secret:
         problems.append("slack: HTTP mode needs PRDIGEST_SLACK_SIGNING_SECRET")
+    if settings.web.page_access == "signed" and not settings.web.signing_key:
+        problems.append('web: page_access = "signed" needs PRDIGEST_WEB_SIGNING_KEY')
     return problems
 
 

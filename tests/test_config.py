@@ -184,3 +184,20 @@ def test_config_check_names_what_cannot_work(tmp_path: Path, run_cli) -> None:
     assert "1 repositories, 1 subscriptions" in ok.stdout
     bad = run_cli("config", "check", "--config", str(write(tmp_path, "[report]\nlanguage = 'fr'\n")))
     assert bad.returncode == 1 and "prdigest.toml:2: report.language" in bad.stderr
+
+
+def test_config_check_says_which_file_it_read(tmp_path: Path, run_cli) -> None:
+    here = tmp_path / "project"
+    here.mkdir()
+    (here / "prdigest.toml").write_text('[report]\nlanguage = "en"\n[web]\npage_access = "signed"\n')
+    found = run_cli("config", "check", cwd=here)
+    assert found.stdout.startswith(f"read {here / 'prdigest.toml'}:")
+    assert found.returncode == 1 and 'page_access = "signed" needs PRDIGEST_WEB_SIGNING_KEY' in found.stderr
+    signed = run_cli(
+        "config", "check", cwd=here, env={"PRDIGEST_WEB_SIGNING_KEY_FILE": str(write(tmp_path, "k\n"))}
+    )
+    assert signed.returncode == 0, signed.stderr
+    nowhere = tmp_path / "elsewhere"
+    nowhere.mkdir()
+    alone = run_cli("config", "check", cwd=nowhere)
+    assert alone.returncode == 0 and alone.stdout.startswith("no config file; defaults and environment:")
