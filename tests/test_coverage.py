@@ -14,10 +14,10 @@ from fakes.github_api import TOKEN, FakeGitHub, FakeRepo, iter_prs
 from prdigest.analysis.history import chart_periods
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.models import Subscription, Window
+from prdigest.models import Report, Subscription, Window
 from prdigest.pipeline import make_report, read_window, source_factory
-from prdigest.render.lark import render_lark_card
-from prdigest.render.slack import render_slack_message
+from prdigest.render.lark import render_lark_thread
+from prdigest.render.slack import render_slack_thread
 from prdigest.sources.github import ClientOptions, GitHubClient
 from prdigest.sources.gitlog import GitSource
 from prdigest.sources.sync import sync
@@ -272,13 +272,15 @@ def test_top_n_changes_what_the_card_lists_never_the_figures(clone: Path, tmp_pa
     three, ten = outcomes[3], outcomes[10]
     assert three.stats == ten.stats and three.stats.key_prs > 3
     assert [p.number for p in three.prs if p.key] == [p.number for p in ten.prs if p.key]
-    lark = str(render_lark_card(three))
-    rows = next(e for e in render_lark_card(three)["body"]["elements"] if e.get("tag") == "table")["rows"]
-    assert len(rows) == 3 and f"{three.stats.key_prs - 3} more" in lark
-    ten_rows = next(e for e in render_lark_card(ten)["body"]["elements"] if e.get("tag") == "table")["rows"]
-    assert len(ten_rows) == min(10, ten.stats.key_prs)
-    sections = [b["text"]["text"] for b in render_slack_message(three)["blocks"] if "text" in b]
-    key_section = next(text for text in sections if "Key PRs*" in text)
+
+    def key_rows(report: Report) -> list[dict]:  # the thread's first card: the key-PR tables
+        card = render_lark_thread(report)[0]
+        return [row for e in card["body"]["elements"] if e.get("tag") == "table" for row in e["rows"]]
+
+    assert len(key_rows(three)) == 3
+    assert f"{three.stats.key_prs - 3} more" in str(render_lark_thread(three)[0])
+    assert len(key_rows(ten)) == min(10, ten.stats.key_prs)
+    key_section = render_slack_thread(three)[0]["blocks"][1]["text"]["text"]
     assert "\n3. " in key_section and "\n4. " not in key_section
 
 

@@ -162,8 +162,8 @@ def test_serve_delivers_both_weekly_cards_once_answers_both_chats_and_stops_on_s
         assert re.search(r"weekly report prdigest:2:\S+: posted", log), log[-3000:]
         (card,) = lark_weekly(lark, lark_chat)
         (message,) = slack_weekly(slack, channel)
-        assert f"{lark_repo} weekly report" in card.text and f"Merged PRs</font>\\n**{PRS}**" in card.text
-        assert f"{slack_repo} weekly report" in message.text and f"*Merged PRs*\n{PRS}" in message.all_text
+        assert f"{lark_repo} · " in card.text and f"Merged PRs</font>\\n**{PRS}**" in card.text
+        assert f"{slack_repo} · " in message.text and f"*Merged PRs*\n{PRS}" in message.all_text
         # The LLM engine wrote them (one analysis per PR, at least), or it was not asked at all.
         assert llm.calls - llm_calls >= 2 * PRS if engine == "llm" else llm.calls == llm_calls
 
