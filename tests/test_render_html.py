@@ -3,20 +3,23 @@ a page that renders (not blank), requests nothing but itself, logs no error and 
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import re
-import shutil
 import struct
-import subprocess
-import time
-import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from chromium_support import (
+    CHROMIUM,
+    DESKTOP,
+    PHONE,
+    chromium,
+    errors,
+    evaluate,
+    open_page,
+    png_colours,
+    screenshot,
+)
 from test_render_support import demo_report, hostile_report, scaled_prs, week_report
 
 from prdigest.i18n import texts
@@ -26,21 +29,8 @@ from prdigest.render.html import render_html
 from prdigest.render.views import key_prs
 
 SECTIONS = ("s_summary", "s_themes", "s_trends", "s_risks", "s_key_prs", "s_recommendations")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 # Read at import: the autouse clean_env fixture removes every PRDIGEST_* variable before a test runs.
 ARTIFACTS = os.environ.get("PRDIGEST_ARTIFACTS")
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--remote-debugging-port=0",
-)
-PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
-DESKTOP = {"width": 1280, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
 
 
 def _h2(page: str) -> list[str]:
@@ -116,150 +106,6 @@ def test_bar_charts_lay_out_the_numbers_they_are_given() -> None:
 # --- in a browser ------------------------------------------------------------------------------
 
 
-class DevTools:
-    """A minimal Chrome DevTools Protocol client over one websocket (flattened target sessions)."""
-
-    def __init__(self, url: str):
-        from websockets.sync.client import connect
-
-        self.ws = connect(url, max_size=None)
-        self.events: list[dict] = []
-        self._id = 0
-
-    def call(self, method: str, session: str | None = None, **params: object) -> dict:
-        self._id += 1
-        message: dict = {"id": self._id, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        self.ws.send(json.dumps(message))
-        while True:
-            reply = json.loads(self.ws.recv(timeout=30))
-            if reply.get("id") == self._id:
-                assert "error" not in reply, reply["error"]
-                return reply["result"]
-            self.events.append(reply)
-
-    def wait_for(self, method: str) -> dict:
-        while True:
-            for i, event in enumerate(self.events):
-                if event.get("method") == method:
-                    return self.events.pop(i)
-            self.events.append(json.loads(self.ws.recv(timeout=30)))
-
-    def of(self, method: str) -> list[dict]:
-        return [e["params"] for e in self.events if e.get("method") == method]
-
-
-@contextmanager
-def chromium(profile: Path) -> Iterator[DevTools]:
-    """Headless Chromium with a fresh profile, ended in teardown whatever happens."""
-    proc = subprocess.Popen(
-        [CHROMIUM or "chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        devtools = DevTools(_devtools_url(profile, proc))
-        try:
-            yield devtools
-        finally:
-            devtools.ws.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _devtools_url(profile: Path, proc: subprocess.Popen[bytes]) -> str:
-    """Chromium writes the port it chose, and the browser's path, to DevToolsActivePort."""
-    port_file = profile / "DevToolsActivePort"
-    deadline = time.monotonic() + 30
-    while not port_file.exists() or len(port_file.read_text().split()) < 2:
-        assert proc.poll() is None, f"chromium exited with {proc.returncode}"
-        assert time.monotonic() < deadline, "chromium did not open its DevTools port"
-        time.sleep(0.05)
-    port, path = port_file.read_text().split()[:2]
-    return f"ws://127.0.0.1:{port}{path}"
-
-
-def _open(devtools: DevTools, url: str, metrics: dict) -> str:
-    target = devtools.call("Target.createTarget", url="about:blank")["targetId"]
-    session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-    for domain in ("Page", "Network", "Runtime", "Log"):
-        devtools.call(f"{domain}.enable", session)
-    devtools.call("Emulation.setDeviceMetricsOverride", session, **metrics)
-    devtools.call("Page.navigate", session, url=url)
-    devtools.wait_for("Page.loadEventFired")
-    return session
-
-
-def _evaluate(devtools: DevTools, session: str, expression: str) -> object:
-    return devtools.call("Runtime.evaluate", session, expression=expression, returnByValue=True)["result"][
-        "value"
-    ]
-
-
-def _screenshot(devtools: DevTools, session: str, path: Path) -> bytes:
-    png = base64.b64decode(devtools.call("Page.captureScreenshot", session, format="png")["data"])
-    path.write_bytes(png)
-    return png
-
-
-def _errors(devtools: DevTools) -> list[str]:
-    console = [
-        str(e["args"]) for e in devtools.of("Runtime.consoleAPICalled") if e["type"] in ("error", "assert")
-    ]
-    thrown = [str(e["exceptionDetails"]) for e in devtools.of("Runtime.exceptionThrown")]
-    logged = [e["entry"]["text"] for e in devtools.of("Log.entryAdded") if e["entry"]["level"] == "error"]
-    return console + thrown + logged
-
-
-def png_colours(png: bytes) -> int:
-    """Distinct colours of an 8-bit RGB(A) PNG, decoded with the standard library only."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks, header = 8, [], b""
-    while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
-        body = png[pos + 8 : pos + 8 + length]
-        header = body if kind == b"IHDR" else header
-        chunks += [body] if kind == b"IDAT" else []
-        pos += 12 + length
-    width, height, depth, colour_type = struct.unpack(">IIBB", header[:10])
-    assert depth == 8 and colour_type in (2, 6)
-    bpp = 3 if colour_type == 2 else 4
-    raw, stride = zlib.decompress(b"".join(chunks)), width * bpp
-    previous, colours = bytearray(stride), set()
-    for y in range(height):
-        start = y * (stride + 1)
-        row = _unfilter(raw[start], bytearray(raw[start + 1 : start + 1 + stride]), previous, bpp)
-        colours.update(bytes(row[x : x + 3]) for x in range(0, stride, bpp))
-        previous = row
-    return len(colours)
-
-
-def _unfilter(kind: int, row: bytearray, up: bytearray, bpp: int) -> bytearray:
-    if kind == 2:
-        return bytearray((a + b) & 0xFF for a, b in zip(row, up, strict=True))
-    for i in range(len(row)) if kind else ():
-        left = row[i - bpp] if i >= bpp else 0
-        if kind == 1:
-            row[i] = (row[i] + left) & 0xFF
-        elif kind == 3:
-            row[i] = (row[i] + (left + up[i]) // 2) & 0xFF
-        else:
-            corner = up[i - bpp] if i >= bpp else 0
-            p = left + up[i] - corner
-            pa, pb, pc = abs(p - left), abs(p - up[i]), abs(p - corner)
-            row[i] = (row[i] + (left if pa <= pb and pa <= pc else up[i] if pb <= pc else corner)) & 0xFF
-    return row
-
-
-# Latin words (and the pieces of a path between its separators) whose characters sit on more than one
-# line: the page wraps at spaces and separators, never inside a word.
 BROKEN_WORDS = """(() => {
   const broken = [];
   const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
@@ -293,26 +139,26 @@ def test_the_page_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFix
     charts = tmp_path / "charts.html"
     charts.write_text(render_html(balanced), encoding="utf-8")
     with chromium(tmp_path / "profile") as devtools:
-        phone = _open(devtools, page.as_uri(), PHONE)
-        assert _evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 7
-        assert _evaluate(devtools, phone, "document.documentElement.scrollWidth <= window.innerWidth")
-        assert _evaluate(devtools, phone, BROKEN_WORDS) == []
-        phone_png = _screenshot(devtools, phone, out / "report_page_phone.png")
-        desktop = _open(devtools, page.as_uri(), DESKTOP)
-        assert _evaluate(devtools, desktop, BROKEN_WORDS) == []
-        desktop_png = _screenshot(devtools, desktop, out / "report_page.png")
-        tagged = _open(devtools, charts.as_uri(), PHONE)
-        assert _evaluate(devtools, tagged, "document.querySelectorAll('main svg.chart').length") == 3
-        assert _evaluate(devtools, tagged, "document.documentElement.scrollWidth <= window.innerWidth")
-        assert _evaluate(devtools, tagged, BROKEN_WORDS) == []
-        evil = _open(devtools, hostile.as_uri(), PHONE)
+        phone = open_page(devtools, page.as_uri(), PHONE)
+        assert evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 7
+        assert evaluate(devtools, phone, "document.documentElement.scrollWidth <= window.innerWidth")
+        assert evaluate(devtools, phone, BROKEN_WORDS) == []
+        phone_png = screenshot(devtools, phone, out / "report_page_phone.png")
+        desktop = open_page(devtools, page.as_uri(), DESKTOP)
+        assert evaluate(devtools, desktop, BROKEN_WORDS) == []
+        desktop_png = screenshot(devtools, desktop, out / "report_page.png")
+        tagged = open_page(devtools, charts.as_uri(), PHONE)
+        assert evaluate(devtools, tagged, "document.querySelectorAll('main svg.chart').length") == 3
+        assert evaluate(devtools, tagged, "document.documentElement.scrollWidth <= window.innerWidth")
+        assert evaluate(devtools, tagged, BROKEN_WORDS) == []
+        evil = open_page(devtools, hostile.as_uri(), PHONE)
         assert (
-            _evaluate(devtools, evil, "document.querySelectorAll('script, img, iframe, object').length") == 0
+            evaluate(devtools, evil, "document.querySelectorAll('script, img, iframe, object').length") == 0
         )
-        assert _evaluate(devtools, evil, "document.documentElement.scrollWidth <= window.innerWidth")
+        assert evaluate(devtools, evil, "document.documentElement.scrollWidth <= window.innerWidth")
         requested = [e["request"]["url"] for e in devtools.of("Network.requestWillBeSent")]
         assert requested == [page.as_uri(), page.as_uri(), charts.as_uri(), hostile.as_uri()]
-        assert _errors(devtools) == []
+        assert errors(devtools) == []
         assert not devtools.of("Page.javascriptDialogOpening")
     assert png_colours(phone_png) >= 16  # text, header colour, figure boxes, chips: not a blank page
     assert struct.unpack(">II", desktop_png[16:24]) == (DESKTOP["width"], DESKTOP["height"])
