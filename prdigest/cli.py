@@ -38,7 +38,8 @@ def cli() -> None:
     type=click.Choice(["md", "json", "html", "lark", "slack"]),
     default="md",
     show_default=True,
-    help="Markdown, the JSON contract, the full HTML page, or the Lark card / Slack message as sent.",
+    help="Markdown, the JSON contract, the full HTML page, or what Lark / Slack is sent: "
+    "a JSON array [card, thread reply, ...].",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report to a file instead of stdout.")
 @common
@@ -146,14 +147,12 @@ def _render(report: Report, fmt: str) -> str:
         from prdigest.render.html import render_html
 
         return render_html(report)
-    if fmt == "lark":
-        from prdigest.render.lark import render_lark_card
+    if fmt in ("lark", "slack"):  # what a chat is sent: the card or message, then its thread's replies
+        from prdigest.render.lark import lark_messages
+        from prdigest.render.slack import slack_messages
 
-        return json.dumps(render_lark_card(report), ensure_ascii=False, indent=2) + "\n"
-    if fmt == "slack":
-        from prdigest.render.slack import render_slack_message
-
-        return json.dumps(render_slack_message(report), ensure_ascii=False, indent=2) + "\n"
+        messages = lark_messages(report) if fmt == "lark" else slack_messages(report)
+        return json.dumps(messages, ensure_ascii=False, indent=2) + "\n"
     from prdigest.render.markdown import render_markdown
 
     return render_markdown(report)

@@ -125,10 +125,12 @@ def test_report_as_page_and_platform_payloads(run_cli) -> None:
     assert (
         page.returncode == 0 and page.stdout.startswith("<!doctype html>") and 'id="pr-4124"' in page.stdout
     )
-    card = json.loads(run_cli(*base, "--format", "lark").stdout)
-    assert card["schema"] == "2.0" and "acme-ml/trainer" in card["header"]["title"]["content"]
-    slack = json.loads(run_cli(*base, "--format", "slack").stdout)
-    assert slack["blocks"][0]["type"] == "header" and len(slack["blocks"]) <= 50
+    cards = json.loads(run_cli(*base, "--format", "lark").stdout)
+    assert len(cards) >= 2 and all(card["schema"] == "2.0" for card in cards)  # the card, then its thread
+    assert "acme-ml/trainer" in cards[0]["header"]["title"]["content"] and "#4124" in json.dumps(cards[1:])
+    messages = json.loads(run_cli(*base, "--format", "slack").stdout)
+    assert len(messages) >= 2 and messages[0]["blocks"][0]["type"] == "header"
+    assert all(len(m["blocks"]) <= 50 for m in messages) and "#4124" in json.dumps(messages[1:])
 
 
 def test_deliver_exits_75_while_another_worker_holds_the_week(
