@@ -34,9 +34,9 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "c7530c28d3f8484d46c0666705bea2e4f0b01d7421481a8f5bf05ae509a021cd",
+    "demo-zh": "0a2da63afe1fa95b89fe16cac81f28ef445bfe7adb888e5272c3252d2b3b31ac",
     "demo-en": "78d5cad569d81788fdc4f2e3d08571ff5b716e61805c9a7b34aeaa07e9a4e1d8",
-    "2000-zh": "4751ff7436b1f1c05e4052ffa08677523e62c4dcb9788dac8be4d40d0af863cb",
+    "2000-zh": "3ea65781c7d2ba9ede3f0bfcbbcc749a0f4038eef2d3c79d0ca2d2b4c81ec4e7",
     "2000-en": "ecf8b994d4b29665bb73fc39037a1a82fddee9a67af7b75db6b9892fe1f372c4",
 }
 

@@ -59,6 +59,8 @@ def test_a_chinese_report_names_levels_and_tags_in_chinese() -> None:
     tag_line = next(line for line in markdown.splitlines() if line.startswith(f"- {t['tags']}"))
     assert "新功能" in tag_line and not re.search(DEFAULT_TAGS, tag_line)
     assert not re.search(DEFAULT_TAGS + r"|\b(high|medium|low)\b", report.summary)
+    engine_line = next(line for line in markdown.splitlines() if line.startswith("_分析引擎"))
+    assert "规则引擎" in engine_line and not re.search(r"\b(rules|fixture|git|cache)\b", engine_line)
     page = render_html(report)
     tags = re.sub(r"<[^>]+>", " ", page.split(f"<dt>{t['tags']}</dt>")[1].split("</dd>")[0])
     assert "新功能" in tags and not re.search(DEFAULT_TAGS, tags)  # a line, chips or a chart: in Chinese

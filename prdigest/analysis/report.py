@@ -29,7 +29,7 @@ from prdigest.analysis.story_text import (
 )
 from prdigest.config import ReportSettings, Taxonomy
 from prdigest.i18n import report_texts, risk_name
-from prdigest.i18n.report import tag_name
+from prdigest.i18n.tags import tag_name
 from prdigest.models import (
     DirectPush,
     HotFile,

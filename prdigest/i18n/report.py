@@ -32,29 +32,6 @@ RISK_NAMES: dict[str, dict[str, str]] = {
     },
 }
 
-# The default tags by name; a repository's own tags are shown as it names them.
-TAG_NAMES: dict[str, dict[str, str]] = {
-    "zh": {
-        "feature": "新功能",
-        "bugfix": "修复",
-        "performance": "性能",
-        "refactor": "重构",
-        "security": "安全",
-        "testing": "测试",
-        "ci": "CI",
-        "docs": "文档",
-        "dependency": "依赖",
-        "configuration": "配置",
-        "revert": "回退",
-    },
-    "en": {},
-}
-
-
-def tag_name(tag: str, lang: str) -> str:
-    return TAG_NAMES.get(lang, {}).get(tag, tag)
-
-
 TEXT: dict[str, dict[str, str]] = {
     "zh": {
         "lang": "zh",
@@ -102,6 +79,12 @@ TEXT: dict[str, dict[str, str]] = {
         "churn": "增/删",
         "unavailable": "数据源未提供的信号（相关规则未启用）：{signals}",
         "engine": "分析引擎：{engine}；数据源：{source}",
+        "engine_rules": "规则引擎",
+        "engine_llm": "模型",
+        "source_git": "本地克隆",
+        "source_github": "GitHub",
+        "source_fixture": "数据文件",
+        "source_cache": "缓存",
         "llm_usage": "模型 {model}：{calls} 次调用，输入 {tokens_in} / 输出 {tokens_out} tokens；{cached} 个分析来自缓存，{fallback} 个回退到规则引擎；叙述：{narrative}",
         "llm_budget_spent": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：{n} 个 PR 改由规则引擎分析。",
         "llm_budget_spent_narrative": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：叙述由规则引擎撰写。",
@@ -204,6 +187,12 @@ TEXT: dict[str, dict[str, str]] = {
         "churn": "+/-",
         "unavailable": "Signals the source could not supply (their rules did not run): {signals}",
         "engine": "Engine: {engine}; source: {source}",
+        "engine_rules": "rules",
+        "engine_llm": "llm",
+        "source_git": "git",
+        "source_github": "github",
+        "source_fixture": "fixture",
+        "source_cache": "cache",
         "llm_usage": "Model {model}: {calls} calls, {tokens_in} input / {tokens_out} output tokens; {cached} analyses from the cache, {fallback} fell back to the rules engine; narrative: {narrative}",
         "llm_budget_spent": "The monthly token budget ({budget}, UTC month) of the LLM endpoint {endpoint} "
         "is spent: the rules engine analysed {n} PRs.",

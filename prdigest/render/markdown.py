@@ -6,9 +6,10 @@ import re
 from datetime import date
 
 from prdigest.i18n import report_texts, risk_name, texts
-from prdigest.i18n.report import tag_name
+from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
 from prdigest.render.sanitize import clean
+from prdigest.render.views import engine_note
 
 # What a Markdown client would turn into a mention or a link: "@name", "scheme://...", "www.x".
 # Such runs become code spans, which no client links or mentions, so "@pytest" reads as written.
@@ -158,8 +159,7 @@ def _appendix(report: Report, t: dict[str, str]) -> list[str]:
         out.append("")
     if report.unavailable:
         out += [f"_{t['unavailable'].format(signals=', '.join(report.unavailable))}_", ""]
-    engines = ", ".join(f"{e} {n}" for e, n in s.engines.items()) or report.engine
-    out.append(f"_{t['engine'].format(engine=engines, source=report.source)}_")
+    out.append(f"_{engine_note(report, t)}_")
     usage = report.llm_usage
     if usage is not None:
         out += ["", "_" + t["llm_usage"].format(

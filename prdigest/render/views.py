@@ -256,5 +256,8 @@ def window_text(t: dict[str, str], ref: ReportRef) -> str:
 
 
 def engine_note(report: Report, t: dict[str, str]) -> str:
-    engines = ", ".join(f"{e} {n}" for e, n in report.stats.engines.items()) or report.engine
-    return t["engine"].format(engine=engines, source=report.source)
+    # Engines and sources by their name in the report's language (as written where it has none).
+    engines = ", ".join(f"{t.get(f'engine_{e}', e)} {n}" for e, n in report.stats.engines.items())
+    source = t.get(f"source_{report.source}", report.source)
+    engines = engines or t.get(f"engine_{report.engine}", report.engine)
+    return t["engine"].format(engine=engines, source=source)
