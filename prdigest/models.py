@@ -225,6 +225,18 @@ class Stats(_Model):
     direct_pushes: int = 0
     # How many PRs each engine analysed.
     engines: dict[str, int] = {}
+    # Week over week: figure (merged_prs, key_prs, additions, deletions, authors, and each risk label's
+    # count) -> its earlier values and the change; empty when no earlier period is known (see Trend).
+    trend: dict[str, Trend] = {}
+
+
+class Trend(_Model):
+    """A figure against earlier periods: the four weeks before a one-week window, else the one period of
+    the same length before it; ``change`` is the relative change against their mean (0.17: +17%), None
+    when that mean is 0."""
+
+    previous: list[float] = []  # oldest first
+    change: float | None = None
 
 
 class PeriodFigures(_Model):
@@ -275,6 +287,8 @@ class Theme(_Model):
     trend: str = ""
     # The theme's most important PRs, for the theme/trend table.
     representative: list[int] = []
+    # Earlier PRs (of the previous weeks) the theme carries on from; None: a new theme.
+    continues: list[int] | None = None
 
 
 class RiskObservation(_Model):
@@ -282,6 +296,18 @@ class RiskObservation(_Model):
     prs: list[int]
     evidence: str
     label: str = ""
+
+
+class RiskFollowup(_Model):
+    """An observation or recommendation of an earlier week, followed until a later PR closes it."""
+
+    label: str
+    title: str
+    prs: list[int]
+    since: date  # the first day of the week it was made in
+    status: Literal["open", "addressed", "reverted"]
+    by: list[int] = []  # the later PRs that addressed or reverted it
+    weeks_open: int = 0  # full weeks since it was made, while open
 
 
 class Recommendation(_Model):
@@ -319,6 +345,8 @@ class Report(_Model):
     themes: list[Theme] = []
     risk_observations: list[RiskObservation] = []
     recommendations: list[Recommendation] = []
+    # The previous four weeks' risks and recommendations, followed (see RiskFollowup).
+    risk_followups: list[RiskFollowup] = []
     summary: str = ""
     risk_level: RiskLevel = "low"
     # The trend chart's periods, oldest first, ending with the report's own (see PeriodFigures).

@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "0a2da63afe1fa95b89fe16cac81f28ef445bfe7adb888e5272c3252d2b3b31ac",
-    "demo-en": "78d5cad569d81788fdc4f2e3d08571ff5b716e61805c9a7b34aeaa07e9a4e1d8",
-    "2000-zh": "3ea65781c7d2ba9ede3f0bfcbbcc749a0f4038eef2d3c79d0ca2d2b4c81ec4e7",
-    "2000-en": "ecf8b994d4b29665bb73fc39037a1a82fddee9a67af7b75db6b9892fe1f372c4",
+    "demo-zh": "6ee5c08e8be8589e162a0c4d9e63698f31b8b17198cd3b309224f72ddc973e92",
+    "demo-en": "31c4b154c6d11456eb239985320ec84dae90ee23d39177b2b78658dab02d4fad",
+    "2000-zh": "0bf12ef173d6fc69b58e448905176be1cf53b4e78c102f2acb5992933e7786f6",
+    "2000-en": "ed9db07f98fda4a7a97713f378024b13051202109e59088bfe27a58051a63fa3",
 }
 
 
