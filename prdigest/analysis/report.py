@@ -264,12 +264,20 @@ def build_recommendations(
     report: Report, analyses: dict[int, PRAnalysis], t: dict[str, str]
 ) -> list[Recommendation]:
     """What to do about each of the weightiest risks, said from what its PRs did, and about the hot files."""
-    recs = [rec for obs in report.risk_observations[:6] for rec in _recommend(obs, analyses, t)]
+    return [rec for _, rec in labelled_recommendations(report, analyses, t)]
+
+
+def labelled_recommendations(
+    report: Report, analyses: dict[int, PRAnalysis], t: dict[str, str]
+) -> list[tuple[str, Recommendation]]:
+    """The recommendations, each with the risk label it answers ("hot_files" for the hot files')."""
+    recs = [(obs.label, rec) for obs in report.risk_observations[:6] for rec in _recommend(obs, analyses, t)]
     hot = [h for h in report.stats.hot_files if len(h.prs) >= report.stats.hot_file_min_prs][:3]
     if hot:
         prs = sorted({n for h in hot for n in h.prs})[:6]
         files = ", ".join(h.path for h in hot)
-        recs.append(Recommendation(text=t["rec_hot_files"].format(files=files, prs=_cite(prs)), prs=prs))
+        text = t["rec_hot_files"].format(files=files, prs=_cite(prs))
+        recs.append(("hot_files", Recommendation(text=text, prs=prs)))
     return recs
 
 
