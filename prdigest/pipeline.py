@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from prdigest.analysis import rules
-from prdigest.analysis.history import chart_periods
-from prdigest.analysis.report import build_report
+from prdigest.analysis.continuity import continue_themes
+from prdigest.analysis.history import chart_periods, trend_periods
+from prdigest.analysis.report import build_report, key_numbers, risk_counts
+from prdigest.analysis.trend import Figures, stats_figures, trend
 from prdigest.config import Settings, Taxonomy
 from prdigest.errors import SourceError
 from prdigest.i18n import texts
@@ -127,6 +129,39 @@ def history(
                 **(figures if complete else {}),
             )
         )  # fmt: skip
+    return out
+
+
+def earlier_periods(
+    store: Store, source: Source | None, repo: str, window: Window, now: datetime
+) -> list[Window]:
+    """The periods the report's figures are compared with (`trend_periods`) that the cache holds wholly
+    once the source has read what it lacked, GitHub too: a period still partial is left out, never
+    compared as if complete."""
+    periods = trend_periods(window)
+    span = Window(since=periods[0].since, until=periods[-1].until, tz=window.tz)
+    with suppress(SourceError):  # an earlier week the source cannot give is left out; the report stands
+        read_missing(store, source, repo, span, now)
+    lacking = {day for gap in coverage.missing(store, repo, span, now) for day in gap.days()}
+    return [p for p in periods if lacking.isdisjoint(p.days())]
+
+
+def earlier_figures(
+    store: Store, repo: str, periods: list[Window], settings: Settings, lang: str
+) -> list[Figures]:
+    """Each period's figures: the counts in SQL, key PRs and risks from the rules engine's (cached)
+    analyses, by the report's own rules."""
+    taxonomy = settings.repo(repo).taxonomy
+    out: list[Figures] = []
+    for period, (prs, additions, deletions, authors) in zip(
+        periods, store.period_figures(repo, periods), strict=True
+    ):
+        analyses = analyse_window(store, repo, period, taxonomy, lang)
+        key = key_numbers(analyses, analyses, settings.report)
+        counts = dict(
+            merged_prs=prs, key_prs=len(key), additions=additions, deletions=deletions, authors=authors
+        )
+        out.append({**counts, **risk_counts(analyses.values())})
     return out
 
 
@@ -258,9 +293,11 @@ def _compute(
     window: Window,
     lang: str,
     use_llm: bool,
+    earlier: list[Window],
 ) -> Report:
-    """The report of the window in the cache; its PRs and analyses are dropped on return (a large window's
-    are hundreds of MB, and the report is saved and rendered next)."""
+    """The report of the window in the cache, compared with the ``earlier`` periods (complete in the
+    cache); its PRs and analyses are dropped on return (a large window's are hundreds of MB, and the
+    report is saved and rendered next)."""
     taxonomy = settings.repo(name).taxonomy
     # The report shows no diff: its PRs are read without them (a large window's are hundreds of MB).
     prs = store.prs_in_window(name, window, excerpts=False)
@@ -291,6 +328,12 @@ def _compute(
         progress().phase("writing the narrative")
         report = engine.narrate(report, analyses)
         report.llm_usage = engine.usage()
+    if earlier:
+        report.stats.trend = trend(
+            stats_figures(report.stats), earlier_figures(store, name, earlier, settings, lang)
+        )
+        before = [p for period in earlier for p in store.prs_in_window(name, period, excerpts=False)]
+        continue_themes(report.themes, prs, before)
     return report
 
 
@@ -340,7 +383,8 @@ def make_report(
     else:
         warnings, gaps = read_missing(store, source, name, window, now, analyse_batch)
     warnings += [missing_text(gaps, name, lang)] if gaps else []
-    report = _compute(settings, store, source, name, window, lang, use_llm)
+    earlier = earlier_periods(store, source, name, window, now)
+    report = _compute(settings, store, source, name, window, lang, use_llm, earlier)
     report.history = history(store, source, name, window, now)
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
     newest = newest_merged(store, source, name) if empty else None

@@ -1,4 +1,5 @@
-"""The periods a report's trend chart compares: the same span before a short window, months for a long one.
+"""The periods a report is compared with: the trend chart's (the same span before a short window, months
+for a long one) and its figures' (`trend_periods`).
 
 A quarter charted as "one earlier quarter" says nothing; by month it shows the trend within it too.
 """
@@ -14,6 +15,7 @@ Unit = Literal["week", "period", "month"]
 EARLIER_SPANS = 8
 EARLIER_MONTHS = 6
 MONTHLY_OVER_DAYS = 28  # windows longer than four weeks chart by month
+TREND_WEEKS = 4  # a week's figures are compared with the mean of the four before it
 
 
 def chart_periods(window: Window) -> tuple[Unit, list[tuple[Window, bool]]]:
@@ -34,6 +36,17 @@ def chart_periods(window: Window) -> tuple[Unit, list[tuple[Window, bool]]]:
     ]
     unit: Unit = "week" if span.days == 7 else "period"
     return unit, [(w, False) for w in earlier] + [(window, True)]
+
+
+def trend_periods(window: Window) -> list[Window]:
+    """The periods a report's figures are compared with, oldest first: the four weeks before a one-week
+    window, else the one period of the same length before it."""
+    span = window.until - window.since + timedelta(days=1)
+    count = TREND_WEEKS if span.days == 7 else 1
+    return [
+        Window(since=window.since - span * k, until=window.until - span * k, tz=window.tz)
+        for k in range(count, 0, -1)
+    ]
 
 
 def _month_start(day: date) -> date:

@@ -69,7 +69,7 @@ def build_report(
     pushes = [p for p in items if p.is_direct_push]
     analyses = analyses or {}
     stats = compute_stats(merged, pushes, window, settings)
-    key = key_numbers(merged, analyses, settings)
+    key = key_numbers([p.number for p in merged], analyses, settings)
     report = Report(
         repo=repo,
         window=WindowOut(since=window.since, until=window.until, tz=window.tz),
@@ -137,10 +137,11 @@ def hot_files(prs: list[PullRequest], min_prs: int) -> list[HotFile]:
 
 
 def key_numbers(
-    merged: list[PullRequest], analyses: dict[int, PRAnalysis], settings: ReportSettings
+    numbers: Iterable[int | None], analyses: dict[int, PRAnalysis], settings: ReportSettings
 ) -> set[int]:
-    """Key PRs: importance at or above the threshold, the most important first, at most the limit."""
-    scored = [(analyses[p.number].importance, p.number) for p in merged if p.number in analyses]
+    """Key PRs among ``numbers`` (the merged PRs'): importance at or above the threshold, the most
+    important first, at most the limit. The trend counts earlier weeks' key PRs by this rule too."""
+    scored = [(analyses[n].importance, n) for n in numbers if n is not None and n in analyses]
     eligible = sorted((s for s in scored if s[0] >= settings.key_importance_min), key=lambda s: (-s[0], s[1]))
     return {number for _, number in eligible[: settings.key_pr_limit]}
 
@@ -149,7 +150,7 @@ def _add_analysis_figures(report: Report, key: set[int], analyses: dict[int, PRA
     s = report.stats
     numbers = [p.number for p in report.prs if p.number in analyses]
     tags = Counter(tag for n in numbers for tag in analyses[n].tags)
-    risks = Counter(r.label for n in numbers for r in analyses[n].risks)
+    risks = risk_counts(analyses[n] for n in numbers)
     s.tags = dict(sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])))
     s.risks = dict(sorted(risks.items(), key=lambda kv: (-kv[1], -RISK_WEIGHT.get(kv[0], 0), kv[0])))
     s.key_prs = len(key)
@@ -157,6 +158,11 @@ def _add_analysis_figures(report: Report, key: set[int], analyses: dict[int, PRA
         s.avg_importance = round(sum(analyses[n].importance for n in key) / len(key), 2)
         s.avg_insight = round(sum(analyses[n].insight for n in key) / len(key), 2)
     s.engines = dict(Counter(analyses[n].engine for n in numbers))
+
+
+def risk_counts(analyses: Iterable[PRAnalysis]) -> Counter[str]:
+    """How many times each risk label fired on the PRs (the report's and its earlier weeks' figures)."""
+    return Counter(r.label for a in analyses for r in a.risks)
 
 
 def _engine(analyses: dict[int, PRAnalysis]) -> str:
