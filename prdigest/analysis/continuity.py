@@ -5,8 +5,9 @@ subsystem, or that its PRs name.
 - a PR of the theme names an earlier PR ("follow-up to #12", a revert, the source's related list), or
 - the earlier PRs changed at least two of the theme's files, or
 - an earlier PR changed files in the theme's subsystem (the deepest folder most of its PRs share).
-Files and folders most of the earlier PRs touch (a changelog, a repository-wide `src/`) tell nothing
-and are left out once there are enough earlier PRs to tell.
+Files and folders most of the earlier PRs touch and other PRs of the week touch too (a changelog, a
+repository-wide `src/`) tell nothing and are left out once there are enough earlier PRs to tell; the
+code of a theme that made most of the earlier weeks' work still carries it on.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def continue_themes(
     common = _too_common(before)
     for theme in themes:
         own = [by_number[n] for n in theme.prs if n in by_number]
-        named = _carried_from(own, before, common)
+        others = {key for n, p in by_number.items() if n not in theme.prs for key in _keys(p)}
+        named = _carried_from(own, before, common & others)
         theme.continues = named or None
 
 
@@ -40,8 +42,13 @@ def _too_common(earlier: Sequence[PullRequest]) -> set[str]:
     """The files and folders more than half of the earlier PRs touch."""
     if len(earlier) < COMMON_FROM:
         return set()
-    seen = Counter(key for p in earlier for key in {*features(p).files, *features(p).dirs})
+    seen = Counter(key for p in earlier for key in _keys(p))
     return {key for key, n in seen.items() if n * 2 > len(earlier)}
+
+
+def _keys(pr: PullRequest) -> set[str]:
+    """The files and folders a PR changes."""
+    return {*features(pr).files, *features(pr).dirs}
 
 
 def subsystem(prs: Sequence[PullRequest]) -> str | None:
