@@ -19,6 +19,7 @@ from fakes.lark_api import FakeLark, Sent
 from lark_oapi.api.im.v1 import CreateMessageRequest, CreateMessageRequestBody
 from lark_oapi.core.token.manager import TokenManager
 
+from prdigest.bot.adapters import AdapterDeliverer
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.bot.lark import (
     EVENTS_PATH,
@@ -33,6 +34,7 @@ from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Reply, Services, commands, handle
 from prdigest.models import Report
+from prdigest.render.lark import render_lark_thread
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
@@ -336,7 +338,7 @@ def test_a_handler_that_raises_gets_an_apology_and_the_error_is_logged(
 
 def test_a_button_gets_a_toast_at_once_then_its_answer_in_the_thread(rig: Rig) -> None:
     fake = rig.fake
-    card_id = rig.bot.deliver("oc_group", weekly_report(rig.svc), "prdigest:1:2026-W37", PAGE, "# md")
+    card_id = rig.bot.post_card("oc_group", None, weekly_report(rig.svc), PAGE, "prdigest:1:2026-W37")
     card = fake.messages[0].content
     gate = gate_answers(rig.core)
     click = fake.card_action_event(callback_value(card, "risks"), message_id=card_id)
@@ -354,7 +356,7 @@ def test_a_button_gets_a_toast_at_once_then_its_answer_in_the_thread(rig: Rig) -
 
 def test_another_week_posts_a_new_report_card(rig: Rig) -> None:
     fake = rig.fake
-    card_id = rig.bot.deliver("oc_group", weekly_report(rig.svc), "prdigest:1:2026-W37", PAGE, "# md")
+    card_id = rig.bot.post_card("oc_group", None, weekly_report(rig.svc), PAGE, "prdigest:1:2026-W37")
     click = fake.card_action_event(
         callback_value(fake.messages[0].content, "another_week"), message_id=card_id
     )
@@ -432,12 +434,13 @@ def test_deliver_posts_once_per_key_and_the_report_as_a_file_without_a_page(
     bot, svc = sender
     report = weekly_report(svc)
     markdown = render_markdown(report)
-    first = bot.deliver("oc_team", report, "prdigest:7:2026-W37", None, markdown)
-    again = bot.deliver("oc_team", report, "prdigest:7:2026-W37", None, markdown)
+    first = AdapterDeliverer(bot).deliver("oc_team", report, "prdigest:7:2026-W37", None, markdown)
+    again = AdapterDeliverer(bot).deliver("oc_team", report, "prdigest:7:2026-W37", None, markdown)
     assert first == again
-    card, file = fake.in_chat("oc_team")  # two messages, not four
+    card, file, *thread = fake.in_chat("oc_team")  # once each: the uuids dedupe the second run
     assert (card.message_id, card.uuid, card.msg_type) == (first, "prdigest:7:2026-W37", "interactive")
     assert (file.msg_type, file.uuid) == ("file", "prdigest:7:2026-W37:file")
+    assert len(thread) == len(render_lark_thread(report)) and all(m.reply_to == first for m in thread)
     upload = next(f for f in fake.files if f.file_key == file.content["file_key"])
     assert upload.file_name == "acme-ml-trainer-2026-W37.md" and upload.data == markdown.encode()
     assert not any(b["behaviors"][0]["type"] == "open_url" for b in buttons(card.content))
@@ -447,8 +450,9 @@ def test_deliver_with_a_page_links_it_and_sends_no_file(
     fake: FakeLark, sender: tuple[LarkBot, Services]
 ) -> None:
     bot, svc = sender
-    bot.deliver("oc_team", weekly_report(svc), "prdigest:8:2026-W37", PAGE, "# md")
-    (card,) = fake.in_chat("oc_team")
+    AdapterDeliverer(bot).deliver("oc_team", weekly_report(svc), "prdigest:8:2026-W37", PAGE, "# md")
+    card, *thread = fake.in_chat("oc_team")
+    assert thread and all(m.reply_in_thread for m in thread)
     links = [b["behaviors"][0] for b in buttons(card.content) if b["behaviors"][0]["type"] == "open_url"]
     assert links == [{"type": "open_url", "default_url": PAGE}] and fake.files == []
 
@@ -456,18 +460,22 @@ def test_deliver_with_a_page_links_it_and_sends_no_file(
 def test_update_report_patches_the_card(fake: FakeLark, sender: tuple[LarkBot, Services]) -> None:
     bot, svc = sender
     report = weekly_report(svc)
-    message_id = bot.deliver("oc_team", report, "prdigest:9:2026-W37", None, "# md")
-    bot.update_report(message_id, report, PAGE)
+    deliverer = AdapterDeliverer(bot)
+    message_id = deliverer.deliver("oc_team", report, "prdigest:9:2026-W37", None, "# md")
+    deliverer.update_report("oc_team", message_id, report, PAGE, "prdigest:9:2026-W37")
     card = fake.in_chat("oc_team")[0]
     (update,) = card.updates
     assert update["header"] == card.content["header"] and PAGE in json.dumps(update)
+    assert "prdigest:9:2026-W37" in json.dumps(update)  # the key line stays: the card is still findable
 
 
 def test_a_refused_send_is_a_lark_error(fake: FakeLark, sender: tuple[LarkBot, Services]) -> None:
     bot, svc = sender
     fake.fail_next("/im/v1/messages", 230002, "Bot/User can NOT be out of the chat.")
     with pytest.raises(LarkError) as info:
-        bot.deliver("oc_elsewhere", weekly_report(svc), "prdigest:10:2026-W37", PAGE, "# md")
+        AdapterDeliverer(bot).deliver(
+            "oc_elsewhere", weekly_report(svc), "prdigest:10:2026-W37", PAGE, "# md"
+        )
     assert info.value.code == 230002 and "out of the chat" in str(info.value)
     assert fake.messages == []
 

@@ -32,6 +32,7 @@ from fakes.slack_api import (
 )
 from slack_bolt import BoltRequest, BoltResponse
 
+from prdigest.bot.adapters import AdapterDeliverer
 from prdigest.bot.app import WORKING, BotCore, Inbound
 from prdigest.bot.payloads import report_file_name
 from prdigest.bot.slack import EVENTS_PATH, SlackBot, SlackError, strip_mention
@@ -41,6 +42,7 @@ from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Reply, Services, commands, handle
 from prdigest.models import Report
 from prdigest.render.markdown import render_markdown
+from prdigest.render.slack import render_slack_thread
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 
@@ -222,7 +224,7 @@ def test_a_mention_in_a_thread_is_answered_in_that_thread(chat: Chat) -> None:
 
 def test_a_button_is_acked_then_answered_in_the_cards_thread(chat: Chat, svc: Services) -> None:
     report = week_report(svc)
-    card_ts = chat.bot.deliver("C0TEAM", report, "prdigest:1:2026-W37", REPORT_URL, render_markdown(report))
+    card_ts = chat.bot.post_card("C0TEAM", None, report, REPORT_URL, "prdigest:1:2026-W37")
     buttons = {
         e["action_id"]: e
         for b in chat.slack.in_thread("C0TEAM", None)[0].blocks
@@ -401,7 +403,8 @@ def test_deliver_posts_the_report_with_its_key_and_finds_it_again_after_a_crash(
     slack: FakeSlack, delivery: tuple[Callable[[], SlackBot], Report]
 ) -> None:
     make_bot, report = delivery
-    ts = make_bot().deliver("C0TEAM", report, "prdigest:7:2026-W37", REPORT_URL, render_markdown(report))
+    deliverer = AdapterDeliverer(make_bot())
+    ts = deliverer.deliver("C0TEAM", report, "prdigest:7:2026-W37", REPORT_URL, render_markdown(report))
     (posted,) = slack.in_thread("C0TEAM", None)
     assert posted.ts == ts and "acme-ml/trainer" in posted.all_text
     assert posted.metadata == {
@@ -426,13 +429,17 @@ def test_deliver_without_a_page_uploads_the_full_report_in_the_thread(
 ) -> None:
     make_bot, report = delivery
     markdown = render_markdown(report)
-    ts = make_bot().deliver("C0TEAM", report, "prdigest:7:2026-W37", None, markdown)
+    ts = AdapterDeliverer(make_bot()).deliver("C0TEAM", report, "prdigest:7:2026-W37", None, markdown)
     (upload,) = slack.uploads.values()
     assert upload.completed and (upload.channel, upload.thread_ts) == ("C0TEAM", ts)
     assert upload.content.decode() == markdown and upload.filename == report_file_name(report)
-    assert [c.method for c in slack.calls][-2:] == [
+    # The card, the file under it, then the card's thread.
+    thread = ["chat.postMessage"] * len(render_slack_thread(report))
+    assert [c.method for c in slack.calls] == [
+        "chat.postMessage",
         "files.getUploadURLExternal",
         "files.completeUploadExternal",
+        *thread,
     ]
     assert not any(e.get("url") for b in slack.messages[0].blocks for e in b.get("elements", []))
 
@@ -442,7 +449,7 @@ def test_a_failed_upload_after_the_post_is_logged_and_the_ts_still_returned(
 ) -> None:
     make_bot, report = delivery
     slack.fail("files.completeUploadExternal", "not_in_channel")
-    ts = make_bot().deliver("C0TEAM", report, "k", None, render_markdown(report))
+    ts = AdapterDeliverer(make_bot()).deliver("C0TEAM", report, "k", None, render_markdown(report))
     assert ts == slack.messages[0].ts
     assert "its file is not: Slack files.upload failed: not_in_channel" in caplog.text
 
@@ -451,11 +458,13 @@ def test_update_report_redraws_the_posted_card(
     slack: FakeSlack, delivery: tuple[Callable[[], SlackBot], Report]
 ) -> None:
     make_bot, report = delivery
-    bot = make_bot()
-    ts = bot.deliver("C0TEAM", report, "k", REPORT_URL, render_markdown(report))
-    bot.update_report("C0TEAM", ts, report.model_copy(update={"repo": "acme-ml/renamed"}), REPORT_URL)
-    (posted,) = slack.messages
+    deliverer = AdapterDeliverer(make_bot())
+    ts = deliverer.deliver("C0TEAM", report, "k", REPORT_URL, render_markdown(report))
+    renamed = report.model_copy(update={"repo": "acme-ml/renamed"})
+    deliverer.update_report("C0TEAM", ts, renamed, REPORT_URL, "k")
+    posted, *thread = slack.messages
     assert posted.edits == 1 and "acme-ml/renamed" in posted.all_text
+    assert len(thread) == len(render_slack_thread(report)) and all(m.edits == 1 for m in thread)
 
 
 def test_a_failed_post_is_a_slack_error_with_the_code_and_no_token(
@@ -464,7 +473,7 @@ def test_a_failed_post_is_a_slack_error_with_the_code_and_no_token(
     make_bot, report = delivery
     slack.fail("chat.postMessage", "channel_not_found")
     with pytest.raises(SlackError) as info:
-        make_bot().deliver("C0GONE", report, "k", REPORT_URL, render_markdown(report))
+        AdapterDeliverer(make_bot()).deliver("C0GONE", report, "k", REPORT_URL, render_markdown(report))
     assert info.value.code == "channel_not_found" and info.value.method == "chat.postMessage"
     assert slack.bot_token not in str(info.value) and slack.messages == []
 
@@ -474,8 +483,9 @@ def test_a_rate_limited_post_is_retried_after_retry_after(
 ) -> None:
     make_bot, report = delivery
     slack.ratelimit("chat.postMessage", retry_after=0)
-    make_bot().deliver("C0TEAM", report, "k", REPORT_URL, render_markdown(report))
-    assert len(slack.calls_of("chat.postMessage")) == 2 and len(slack.messages) == 1
+    AdapterDeliverer(make_bot()).deliver("C0TEAM", report, "k", REPORT_URL, render_markdown(report))
+    replies = len(render_slack_thread(report))
+    assert len(slack.calls_of("chat.postMessage")) == 2 + replies and len(slack.messages) == 1 + replies
 
 
 def test_an_event_is_acked_before_bolt_reads_it_and_answered_once_after(

@@ -29,6 +29,7 @@ class Recorder:
     def __init__(self) -> None:
         self.posted: list[tuple[str, str, Report]] = []
         self.updated: list[str] = []
+        self.completed: list[tuple[str, str]] = []  # (card id, key) of threads completed
         self.fail_next = False
         self.lock = threading.Lock()
 
@@ -40,7 +41,14 @@ class Recorder:
             self.posted.append((chat_id, key, report))
             return f"msg-{len(self.posted)}"
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        self.completed.append((message_id, key))
+
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
         self.updated.append(message_id)
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
@@ -117,6 +125,7 @@ def test_a_crash_after_posting_is_recovered_without_a_second_post(store: Store, 
         )
     outcome = deliver_subscription(settings(), store, sub, {"slack": slack}, now=FIRE)
     assert outcome.status == "recovered" and outcome.message_id == "msg-1"
+    assert slack.completed == [("msg-1", key)]  # the card's thread, completed before it is recorded
     assert len(slack.posted) == 1 and get_delivery(store, key).status == "posted"
 
 

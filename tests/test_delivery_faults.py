@@ -47,7 +47,14 @@ class Out:
     def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
         return self.out.post_card(chat_id, None, report, report_url, key)
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        """The card only: no thread to complete."""
+
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
         raise AssertionError("not forced here")
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:

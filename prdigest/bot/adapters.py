@@ -1,8 +1,10 @@
 """The chat-adapter contract, and the adapters the settings configure.
 
 Every platform adapter (`LarkBot`, `SlackBot`) is a `ChatAdapter`: the service starts and
-stops it, the weekly delivery posts and updates its report card through it (as an
-`AdapterDeliverer`), and the chat answers post the same card plus the Markdown file.
+stops it, the weekly delivery posts and updates its report card and the card's thread
+through it (as an `AdapterDeliverer`), and the chat answers post their replies through it.
+Each thread reply carries a key of its own (``<delivery key>:thread:<i>``), so that a run
+that takes over a half-posted delivery posts only the replies the thread lacks.
 The SDKs are imported here only for the platforms that are configured: lark-oapi alone
 costs seconds and ~176 MB.
 """
@@ -40,8 +42,10 @@ class ChatAdapter(Protocol):
         """Post a report card, tagged with ``key`` (the platform's idempotency); its message id."""
         ...
 
-    def update_card(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
-        """Redraw a posted report card in place."""
+    def update_card(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        """Redraw a posted report card in place, keeping its ``key``."""
         ...
 
     def post_file(
@@ -54,34 +58,77 @@ class ChatAdapter(Protocol):
         """The message posted with ``key``, when the platform can tell; else None."""
         ...
 
+    def thread_messages(self, report: Report, report_url: str | None) -> list[dict[str, Any]]:
+        """The replies under the weekly card, as the platform's payloads, in their order."""
+        ...
 
-def post_report(
+    def thread_replies(self, chat_id: str, card_id: str, key: str) -> dict[str, str]:
+        """The replies of the delivery ``key`` found in the thread of card ``card_id``: reply key -> id."""
+        ...
+
+    def post_thread_reply(self, chat_id: str, card_id: str, message: dict[str, Any], key: str) -> str:
+        """Post ``message`` in the thread of card ``card_id`` (never at the top level), tagged with
+        ``key``; its message id."""
+        ...
+
+    def update_thread_reply(self, chat_id: str, message_id: str, message: dict[str, Any], key: str) -> None:
+        """Redraw a posted thread reply in place, keeping its ``key``."""
+        ...
+
+
+def thread_key(key: str, index: int) -> str:
+    """The key of a delivery's ``index``-th thread reply."""
+    return f"{key}:thread:{index}"
+
+
+def post_thread(
     adapter: ChatAdapter,
     chat_id: str,
-    thread: str | None,
+    card_id: str,
     report: Report,
     report_url: str | None,
-    markdown: str,
     key: str,
-) -> str:
-    """Card plus Markdown file: the report card, and the full report as a file when it has no page."""
-    card_id = adapter.post_card(chat_id, thread, report, report_url, key)
-    if report_url is None:
-        adapter.post_file(chat_id, thread, card_id, report, markdown, key)
-    return card_id
+    *,
+    look: bool,
+    redraw: bool = False,
+) -> None:
+    """The report's thread under card ``card_id``, each reply tagged with its own key. With ``look``
+    (the card was posted by an earlier run, or is redrawn) only the replies the thread lacks are
+    posted; with ``redraw`` too, those it holds are redrawn in place."""
+    found = adapter.thread_replies(chat_id, card_id, key) if look else {}
+    for index, message in enumerate(adapter.thread_messages(report, report_url)):
+        reply_key = thread_key(key, index)
+        if reply_key not in found:
+            adapter.post_thread_reply(chat_id, card_id, message, reply_key)
+        elif redraw:
+            adapter.update_thread_reply(chat_id, found[reply_key], message, reply_key)
 
 
 class AdapterDeliverer:
-    """A chat adapter as the weekly job's Deliverer."""
+    """A chat adapter as the weekly job's Deliverer: the card, the report as a Markdown file when it has
+    no page, then the card's thread. A thread reply that fails after the card went out fails the
+    delivery, which the next run completes from the card it finds."""
 
     def __init__(self, adapter: ChatAdapter):
         self.adapter = adapter
 
     def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
-        return post_report(self.adapter, chat_id, None, report, report_url, markdown, key)
+        card_id = self.adapter.post_card(chat_id, None, report, report_url, key)
+        if report_url is None:
+            self.adapter.post_file(chat_id, None, card_id, report, markdown, key)
+        post_thread(self.adapter, chat_id, card_id, report, report_url, key, look=False)
+        return card_id
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
-        self.adapter.update_card(chat_id, message_id, report, report_url)
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        post_thread(self.adapter, chat_id, message_id, report, report_url, key, look=True)
+
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        self.adapter.update_card(chat_id, message_id, report, report_url, key)
+        post_thread(self.adapter, chat_id, message_id, report, report_url, key, look=True, redraw=True)
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
         return self.adapter.find_delivery(chat_id, key)

@@ -2,23 +2,27 @@
 
 A delivery key ``prdigest:<subscription>:<ISO week>`` is claimed in SQLite before posting and
 completed with the platform's message id after. A second run of the same week finds it and
-posts nothing (``force`` updates the posted card instead). A claim left by a crash between
+posts nothing (``force`` redraws the posted card and its thread instead). A claim left by a crash between
 posting and completing, or by a send that failed without saying whether the card went out
 (a timeout, a 5xx: "maybe posted"), is kept, never released: whoever takes it over first
 looks for the key in the chat (Slack: the message metadata; Lark: the card's last line in the
 chat's history, since Lark honours the message ``uuid`` for an hour only) and posts only when
-it is not there. A live claim of another worker is left alone (several replicas may run the
+it is not there. A card found has its thread completed (the replies it lacks, each found by
+its own key) before the delivery is recorded: a thread reply that failed leaves the delivery
+uncertain as a failed card does. A live claim of another worker is left alone (several replicas may run the
 same schedule).
 """
 
 from __future__ import annotations
 
+import html
 import logging
 import os
+import re
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from rich.console import Console
 
@@ -57,8 +61,14 @@ class Deliverer(Protocol):
         self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str
     ) -> str: ...
 
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        """The card ``message_id`` of delivery ``key`` is out: post the thread replies it lacks."""
+        ...
+
     def update_report(
-        self, chat_id: str, message_id: str, report: Report, report_url: str | None
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
     ) -> None: ...
 
     def find_delivery(self, chat_id: str, key: str) -> str | None: ...
@@ -109,7 +119,7 @@ def deliver_subscription(
         if not force or done.status == "skipped":
             return Outcome(key, "already", done.message_id)
         report, report_url = _build(settings, store, sub, window)
-        deliverer.update_report(sub.chat_id, done.message_id, report, report_url)
+        deliverer.update_report(sub.chat_id, done.message_id, report, report_url, key)
         return Outcome(key, "updated", done.message_id, report)
     try:
         before = claim(store, key, sub.id, iso_week_label(window.since), worker or worker_id(), LEASE)
@@ -121,8 +131,10 @@ def deliver_subscription(
         if before is not None:  # not a fresh claim (a crash, a takeover, a failed send): find first
             found = deliverer.find_delivery(sub.chat_id, key)
             if found:
-                complete(store, key, "posted", found, before.report_id)
-                return Outcome(key, "recovered", found)
+                report, report_url = _build(settings, store, sub, window)
+                deliverer.complete_thread(sub.chat_id, found, report, report_url, key)
+                complete(store, key, "posted", found, report.id)
+                return Outcome(key, "recovered", found, report)
         report, report_url = _build(settings, store, sub, window)
         if sub.silent_when_empty and report.stats.merged_prs == 0:
             complete(store, key, "skipped", "", None)
@@ -160,7 +172,8 @@ def subscription_source(settings: Settings, sub: Subscription) -> Source | None:
 
 
 class ConsoleDeliverer:
-    """Console subscriptions: the report printed, for trying schedules out locally."""
+    """Console subscriptions, for trying schedules out locally: what a chat is sent, printed: the card,
+    the report as Markdown when it has no page, then the card's thread replies."""
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console()
@@ -168,11 +181,45 @@ class ConsoleDeliverer:
     def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
         from rich.markdown import Markdown
 
-        self.console.print(Markdown(markdown))
+        from prdigest.render.slack import render_slack_message
+
+        self._panel(render_slack_message(report, report_url), key)
+        if report_url is None:
+            self.console.print(Markdown(markdown))
+        self.complete_thread(chat_id, f"console:{key}", report, report_url, key)
         return f"console:{key}"
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
-        self.deliver(chat_id, report, message_id, report_url, render_markdown(report))
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        from prdigest.render.slack import render_slack_thread
+
+        thread = render_slack_thread(report, report_url)
+        for index, message in enumerate(thread, 1):
+            self._panel(message, f"{key} · {index}/{len(thread)}")
+
+    def _panel(self, message: dict[str, Any], title: str) -> None:
+        from rich.panel import Panel
+        from rich.text import Text
+
+        self.console.print(Panel(Text(slack_plain(message)), title=title))
+
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        self.deliver(chat_id, report, key, report_url, render_markdown(report))
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
         return None
+
+
+_SLACK_LINK = re.compile(r"<([^<>|]+)\|([^<>]+)>")
+
+
+def slack_plain(message: dict[str, Any]) -> str:
+    """A Slack message's visible text (header, sections, fields, context), each link as its label."""
+    texts: list[str] = []
+    for block in message.get("blocks", []):
+        parts = [block.get("text"), *block.get("fields", []), *block.get("elements", [])]
+        texts += [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return html.unescape(_SLACK_LINK.sub(r"\2", "\n".join(texts)))

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from prdigest.bot.adapters import ReportUrl, post_report
+from prdigest.bot.adapters import ReportUrl
 from prdigest.bot.app import WORKING, BotCore
-from prdigest.bot.lark_client import HTTP_TIMEOUT_S, LarkError, LarkOutbound
+from prdigest.bot.lark_client import HTTP_TIMEOUT_S, LarkError, LarkOutbound, keyed
 from prdigest.bot.lark_connection import THREAD_TIMEOUT_S, LongConnection, events_app, ws_client
 from prdigest.bot.lark_dispatch import EventDispatcher
 from prdigest.bot.lark_events import action_inbound, message_inbound
@@ -27,6 +27,7 @@ from prdigest.config import Settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Reply
 from prdigest.models import Report
+from prdigest.render.lark import render_lark_thread
 from prdigest.render.markdown import render_markdown
 from prdigest.storage.cards import remember_card
 
@@ -102,8 +103,10 @@ class LarkBot:
     ) -> str:
         return self.out.post_card(chat_id, thread, report, report_url, key)
 
-    def update_card(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
-        self.out.update_card(message_id, report, report_url)
+    def update_card(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        self.out.update_card(message_id, report, report_url, key)
 
     def post_file(
         self, chat_id: str, thread: str | None, card_id: str, report: Report, markdown: str, key: str
@@ -115,17 +118,18 @@ class LarkBot:
         """The report card posted with ``key`` in the chat's history (the uuid lasts an hour only)."""
         return self.out.find_delivery(chat_id, key)
 
-    # --- the weekly delivery --------------------------------------------------------
+    def thread_messages(self, report: Report, report_url: str | None) -> list[dict[str, Any]]:
+        return render_lark_thread(report, report_url)
 
-    def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
-        """Post the report card (and the report as a file when it has no page); the card's message id.
+    def thread_replies(self, chat_id: str, card_id: str, key: str) -> dict[str, str]:
+        """The card's thread as listed (the uuid alone dedupes for an hour only)."""
+        return self.out.thread_replies(card_id, key)
 
-        `key` is the message's uuid, so a repeat within Lark's window posts nothing new."""
-        return post_report(self, chat_id, None, report, report_url, markdown, key)
+    def post_thread_reply(self, chat_id: str, card_id: str, message: dict[str, Any], key: str) -> str:
+        return self.out.reply(card_id, keyed(message, key), idempotency_key(key))
 
-    def update_report(self, message_id: str, report: Report, report_url: str | None) -> None:
-        """Replace a posted report card (a forced re-run); Lark allows it for 14 days."""
-        self.out.update_card(message_id, report, report_url)
+    def update_thread_reply(self, chat_id: str, message_id: str, message: dict[str, Any], key: str) -> None:
+        self.out.patch(message_id, keyed(message, key)["content"], "update a thread reply")
 
     # --- events ---------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Every message carries a `uuid`, Lark's idempotency key: a retried send within La
 window (an hour) returns the first message instead of posting a second one. Past that hour
 (a takeover of a crashed delivery comes up to the grace period later), ``find_delivery``
 looks for the report card in the chat's history by its delivery key, which the card shows
-in its last line. Calls are retried on connection failures, 429 and 5xx with the shared
+in its last line, and ``thread_replies`` for its thread replies in the card's thread, each
+by its own key in its last line. Calls are retried on connection failures, 429 and 5xx with the shared
 policy (retries.py): Lark dedupes a repeated send by its uuid.
 """
 
@@ -18,7 +19,7 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from prdigest.bot import retries
@@ -91,14 +92,19 @@ class LarkError(PrdigestError):
         self.msg = msg
 
 
-def card_message(report: Report, report_url: str | None, key: str | None = None) -> dict[str, Any]:
-    """The report card; with ``key``, the delivery key in a grey last line, findable in the history."""
-    card = render_lark_card(report, report_url)
-    if key is not None:
-        elements = card.setdefault("body", {}).setdefault("elements", [])
-        note = {"tag": "markdown", "content": f"<font color='grey'>{key}</font>", "text_size": "notation"}
-        elements.append(note)
-    return {"msg_type": "interactive", "content": card}
+def card_message(report: Report, report_url: str | None, key: str) -> dict[str, Any]:
+    """The report card, with its delivery key in a grey last line, findable in the history."""
+    return keyed(render_lark_card(report, report_url), key)
+
+
+def keyed(card: dict[str, Any], key: str) -> dict[str, Any]:
+    """A card as a message, ``key`` in a grey last line (the card itself is left as it is)."""
+    note = {"tag": "markdown", "content": f"<font color='grey'>{key}</font>", "text_size": "notation"}
+    body = card.get("body", {})
+    return {
+        "msg_type": "interactive",
+        "content": {**card, "body": {**body, "elements": [*body.get("elements", []), note]}},
+    }
 
 
 def key_in(content: str | None, key: str) -> bool:
@@ -213,44 +219,73 @@ class LarkOutbound:
     ) -> str | None:
         """The id of the report card posted with ``key`` among the chat's last ``limit`` messages of
         the last ``days`` days (im.v1 message list, newest first); None when there is none."""
+        start = str(int(time.time() - days * 86400))
+        for item in self._listed("chat", chat_id, limit, start=start):
+            content = item.body.content if item.body else None
+            if item.msg_type == "interactive" and not item.deleted and key_in(content, key):
+                return str(item.message_id)
+        return None
+
+    def thread_replies(self, card_id: str, key: str, *, limit: int = FIND_MESSAGES) -> dict[str, str]:
+        """The replies in the thread of card ``card_id`` that show a key of the delivery ``key`` in their
+        last line: their key -> message id (the thread's first ``limit`` messages; none before the
+        thread exists)."""
+        from lark_oapi.api.im.v1.model.get_message_request import GetMessageRequest  # after lark_sdk
+
+        request = GetMessageRequest.builder().message_id(card_id).build()
+        data = self.call("read the report card", lambda: self.client.im.v1.message.get(request)).data
+        thread = next((m.thread_id for m in (data.items if data else None) or [] if m.thread_id), None)
+        if thread is None:
+            return {}
+        reply = re.compile(r"(?<![\w:-])(" + re.escape(key) + r":thread:\d+)(?![\w:-])")
+        found: dict[str, str] = {}
+        for item in self._listed("thread", thread, limit):
+            match = reply.search(str(item.body.content if item.body else ""))
+            if match and not item.deleted and item.message_id != card_id:
+                found.setdefault(match.group(1), str(item.message_id))
+        return found
+
+    def _listed(
+        self, container: str, container_id: str, limit: int, *, start: str | None = None
+    ) -> Iterator[Any]:
+        """im.v1 message list of a chat (from ``start``, newest first) or of a thread (oldest first: Lark
+        takes no time range there), up to ``limit`` messages, a page at a time."""
         from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest  # after lark_sdk
 
-        start = str(int(time.time() - days * 86400))
         token, seen = "", 0
         while seen < limit:
             builder = (
                 ListMessageRequest.builder()
-                .container_id_type("chat")
-                .container_id(chat_id)
-                .start_time(start)
-                .sort_type("ByCreateTimeDesc")
+                .container_id_type(container)
+                .container_id(container_id)
                 .page_size(min(HISTORY_PAGE, limit - seen))
             )
+            if start is not None:
+                builder = builder.start_time(start).sort_type("ByCreateTimeDesc")
             if token:
                 builder = builder.page_token(token)
             data = self._list(builder.build()).data
             items = (data.items if data else None) or []
-            for item in items:
-                content = item.body.content if item.body else None
-                if item.msg_type == "interactive" and not item.deleted and key_in(content, key):
-                    return str(item.message_id)
+            yield from items
             seen += len(items)
             token = (data.page_token if data and data.has_more else None) or ""
             if not token or not items:
-                break
-        return None
+                return
 
     def post_file(self, chat_id: str, thread: str | None, report: Report, markdown: str, key: str) -> None:
         file_key = self.upload(report_file_name(report), markdown)
         file = {"msg_type": "file", "content": {"file_key": file_key}}
         self.post(chat_id, thread, file, idempotency_key(f"{key}:file"))
 
-    def update_card(self, message_id: str, report: Report, report_url: str | None) -> None:
-        """Replace a posted report card (a forced re-run); Lark allows it for 14 days."""
-        content = json.dumps(render_lark_card(report, report_url))
-        body = PatchMessageRequestBody.builder().content(content).build()
+    def update_card(self, message_id: str, report: Report, report_url: str | None, key: str) -> None:
+        """Replace a posted report card (a forced re-run), its key line kept; Lark allows it for 14 days."""
+        self.patch(message_id, card_message(report, report_url, key)["content"], "update the report card")
+
+    def patch(self, message_id: str, card: dict[str, Any], operation: str) -> None:
+        """Replace the card of a posted message in place."""
+        body = PatchMessageRequestBody.builder().content(json.dumps(card)).build()
         request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
-        self.call("update the report card", lambda: self.client.im.v1.message.patch(request))
+        self.call(operation, lambda: self.client.im.v1.message.patch(request))
 
     def create(self, chat_id: str, payload: dict[str, Any], uuid: str) -> str:
         body = (

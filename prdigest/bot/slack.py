@@ -32,7 +32,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk.signature import SignatureVerifier
 
-from prdigest.bot.adapters import ReportUrl, post_report
+from prdigest.bot.adapters import ReportUrl
 from prdigest.bot.app import WORKING, BotCore, Inbound
 from prdigest.bot.payloads import report_file_due, slack_payload
 from prdigest.bot.slack_client import (
@@ -53,6 +53,7 @@ from prdigest.errors import ConfigError
 from prdigest.handlers import Reply
 from prdigest.i18n import detect_lang
 from prdigest.models import Report
+from prdigest.render.slack import render_slack_thread
 from prdigest.storage.cards import remember_card
 
 __all__ = ["EVENTS_PATH", "REPORT_EVENT", "SlackBot", "SlackError", "strip_mention"]
@@ -163,8 +164,10 @@ class SlackBot:
     ) -> str:
         return self.out.post_card(chat_id, thread, report, report_url, key)
 
-    def update_card(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
-        self.out.update_card(chat_id, message_id, report, report_url)
+    def update_card(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        self.out.update_card(chat_id, message_id, report, report_url)  # the key stays in the metadata
 
     def post_file(
         self, chat_id: str, thread: str | None, card_id: str, report: Report, markdown: str, key: str
@@ -177,16 +180,17 @@ class SlackBot:
     ) -> str | None:
         return self.out.find_delivery(chat_id, key, days=days, limit=limit)
 
-    # --- the weekly report --------------------------------------------------------------
+    def thread_messages(self, report: Report, report_url: str | None) -> list[dict[str, Any]]:
+        return render_slack_thread(report, report_url)
 
-    def deliver(self, channel: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
-        """Post the weekly report, tagged with its delivery key; without a page URL, the full report
-        follows in the thread as a Markdown file. Returns the message ts."""
-        return post_report(self, channel, None, report, report_url, markdown, key)
+    def thread_replies(self, chat_id: str, card_id: str, key: str) -> dict[str, str]:
+        return self.out.thread_replies(chat_id, card_id, key)
 
-    def update_report(self, channel: str, ts: str, report: Report, report_url: str | None) -> None:
-        """A forced re-run: the posted report, redrawn in place."""
-        self.update_card(channel, ts, report, report_url)
+    def post_thread_reply(self, chat_id: str, card_id: str, message: dict[str, Any], key: str) -> str:
+        return self.out.post_thread_reply(chat_id, card_id, message, key)
+
+    def update_thread_reply(self, chat_id: str, message_id: str, message: dict[str, Any], key: str) -> None:
+        self.out.update(chat_id, message_id, message)  # the key stays in the metadata
 
     # --- chat ------------------------------------------------------------------------
 

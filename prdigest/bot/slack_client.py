@@ -2,15 +2,16 @@
 
 A weekly report carries its delivery key in the message metadata, so that after a crash
 between posting and recording, ``find_delivery`` finds it in the channel's history
-instead of posting it twice. Slack's errors become ``SlackError`` with Slack's error
-code; tokens never reach a message or a log.
+instead of posting it twice; each of its thread replies carries its own key, which
+``thread_replies`` reads back from the thread (conversations.replies). Slack's errors
+become ``SlackError`` with Slack's error code; tokens never reach a message or a log.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.error import URLError
 
@@ -117,15 +118,34 @@ class SlackOutbound:
         self, channel: str, thread: str | None, report: Report, report_url: str | None, key: str
     ) -> str:
         """The report's message, tagged with its delivery key in the metadata; its ts."""
-        message = render_slack_message(report, report_url)
-        metadata = {"event_type": REPORT_EVENT, "event_payload": {"key": key}}
-        return self.post(channel, thread, message, metadata=metadata)
+        return self.post(channel, thread, render_slack_message(report, report_url), metadata=_metadata(key))
+
+    def post_thread_reply(self, channel: str, card_ts: str, message: dict[str, Any], key: str) -> str:
+        """A reply in the card's thread, tagged with its own key in the metadata; its ts."""
+        return self.post(channel, card_ts, message, metadata=_metadata(key))
 
     def update_card(self, channel: str, ts: str, report: Report, report_url: str | None) -> None:
         """A forced re-run: the posted report, redrawn in place."""
-        message = render_slack_message(report, report_url)
+        self.update(channel, ts, render_slack_message(report, report_url))
+
+    def update(self, channel: str, ts: str, message: dict[str, Any]) -> None:
+        """A posted message redrawn in place (its metadata stays)."""
         text, blocks = message["text"], message["blocks"]
         self.api("chat.update", self.client.chat_update, channel=channel, ts=ts, text=text, blocks=blocks)
+
+    def thread_replies(
+        self, channel: str, card_ts: str, key: str, *, limit: int = FIND_MESSAGES
+    ) -> dict[str, str]:
+        """The replies in the thread of ``card_ts`` tagged with a key of the delivery ``key``: their key
+        -> ts (the thread's first ``limit`` messages)."""
+        found: dict[str, str] = {}
+        replies = self.client.conversations_replies
+        pages = self._pages("conversations.replies", replies, channel, limit, ts=card_ts)
+        for message in (m for page in pages for m in page):
+            reply_key = _delivery_key(message)
+            if message.get("ts") != card_ts and reply_key and reply_key.startswith(f"{key}:"):
+                found[reply_key] = str(message["ts"])
+        return found
 
     def post_file(self, channel: str, thread: str, report: Report, markdown: str) -> None:
         """The full report as a Markdown file in the card's thread."""
@@ -149,26 +169,30 @@ class SlackOutbound:
         """The ts of the report posted with ``key`` among the channel's last ``limit`` messages
         of the last ``days`` days; None when there is none."""
         oldest = f"{time.time() - days * 86400:.6f}"
+        history = self.client.conversations_history
+        for page in self._pages("conversations.history", history, channel, limit, oldest=oldest):
+            found = next((str(m["ts"]) for m in page if _delivery_key(m) == key), None)
+            if found is not None:
+                return found
+        return None
+
+    def _pages(
+        self, method: str, call: Callable[..., SlackResponse], channel: str, limit: int, **query: Any
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The messages ``method`` lists in ``channel`` (with their metadata), a page at a time, up to
+        ``limit`` in all."""
         cursor, seen = None, 0
         while seen < limit:
             page = self.api(
-                "conversations.history",
-                self.client.conversations_history,
-                channel=channel,
-                include_all_metadata=True,
-                oldest=oldest,
-                limit=min(HISTORY_PAGE, limit - seen),
-                cursor=cursor,
-            )
+                method, call, channel=channel, include_all_metadata=True,
+                limit=min(HISTORY_PAGE, limit - seen), cursor=cursor, **query,
+            )  # fmt: skip
             messages = page.get("messages") or []
-            found = next((str(m["ts"]) for m in messages if _delivery_key(m) == key), None)
-            if found is not None:
-                return found
+            yield messages
             seen += len(messages)
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor or not messages:
-                break
-        return None
+                return
 
     def respond_url(self, url: str, payload: dict[str, Any]) -> None:
         """A slash command's or a button's response_url: where the bot may answer without being a member."""
@@ -256,6 +280,10 @@ def retry_handlers() -> list[Any]:
         _RateLimited(count, backoff),
         _ServerError(count, backoff),
     ]
+
+
+def _metadata(key: str) -> dict[str, Any]:
+    return {"event_type": REPORT_EVENT, "event_payload": {"key": key}}
 
 
 def _delivery_key(message: dict[str, Any]) -> str | None:

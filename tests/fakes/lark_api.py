@@ -1,13 +1,15 @@
 """A local Lark/Feishu open platform for the real lark-oapi SDK: REST, HTTP events and the long connection.
 
 REST (``domain=fake.url``): the tenant token, the bot's identity, sending, replying to and
-patching messages, uploading files, listing a chat's messages (``GET /open-apis/im/v1/messages``,
+patching messages, uploading files, reading a message (its ``thread_id`` once replies opened a
+thread on it), listing a chat's messages or a thread's replies (``GET /open-apis/im/v1/messages``,
 newest or oldest first, 50 a page at most, from ``start_time``). It checks what Lark checks: the
 app's credentials, the Bearer token, ``content`` as a JSON string, card JSON 2.0's top-level
 keys, the 30 KB limit on card and post bodies (code 230025), and ``uuid`` de-duplication (one
 message per uuid within an hour of the fake's clock; ``advance`` moves the clock on). Faults:
 ``fail_next`` (a Lark error code), ``http_error`` (an HTTP status, e.g. 500, or 429 with
-``Retry-After``, nothing done) and ``slow`` (the call carried out, answered late).
+``Retry-After``, nothing done; after ``after`` calls that go through) and ``slow`` (the call
+carried out, answered late).
 Every message that goes out is kept in ``messages`` (chat, msg_type, parsed content, uuid,
 the message it replies to), every upload in ``files``.
 
@@ -84,6 +86,7 @@ class Sent:
     uuid: str | None
     reply_to: str | None = None
     reply_in_thread: bool = False
+    thread_id: str | None = None  # the thread it opened (a message replied to in thread) or is in
     updates: list[dict[str, Any]] = field(default_factory=list)  # patched contents, in order
     created_at: float = 0.0  # on the fake's clock
 
@@ -182,12 +185,15 @@ class FakeLark:
         with self._cond:
             self._faults.append((path_part, code, msg))
 
-    def http_error(self, path_part: str, status: int, retry_after: int | None = None, times: int = 1) -> None:
-        """The next ``times`` calls whose path holds ``path_part`` answer HTTP ``status`` (429: Lark's
-        rate-limit code 99991400, with ``Retry-After`` when given) and do nothing."""
+    def http_error(
+        self, path_part: str, status: int, retry_after: int | None = None, times: int = 1, after: int = 0
+    ) -> None:
+        """``times`` calls whose path holds ``path_part``, once ``after`` more have gone through, answer
+        HTTP ``status`` (429: Lark's rate-limit code 99991400, with ``Retry-After`` when given) and do
+        nothing."""
         headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
         with self._cond:
-            self._http_errors.extend([(path_part, status, headers)] * times)
+            self._http_errors.extend([(path_part, 0, {})] * after + [(path_part, status, headers)] * times)
 
     def slow(self, path_part: str, seconds: float) -> None:
         """The next call whose path holds ``path_part`` is carried out, then answered ``seconds`` late."""
@@ -406,6 +412,8 @@ class FakeLark:
         segments = path.removeprefix("/open-apis/im/v1/messages").strip("/").split("/")
         if method == "GET" and segments == [""]:
             return self._list(query)
+        if method == "GET" and len(segments) == 1:
+            return self._get(segments[0])
         if method == "POST" and segments == [""]:
             if query.get("receive_id_type") != ["chat_id"]:
                 return 400, _error(230001, "receive_id_type must be chat_id here")
@@ -443,6 +451,7 @@ class FakeLark:
             return 400, problem
         with self._cond:
             chat_id = self._chat_of[reply_to] if reply_to else body.get("receive_id", "")
+            in_thread = bool(body.get("reply_in_thread"))
             sent = Sent(
                 message_id=self._new_id("om"),
                 chat_id=chat_id,
@@ -450,7 +459,8 @@ class FakeLark:
                 content=json.loads(body["content"]),
                 uuid=uuid,
                 reply_to=reply_to,
-                reply_in_thread=bool(body.get("reply_in_thread")),
+                reply_in_thread=in_thread,
+                thread_id=self._thread_of(reply_to) if reply_to and in_thread else None,
                 created_at=self.now(),
             )
             self._chat_of[sent.message_id] = chat_id
@@ -460,12 +470,31 @@ class FakeLark:
             self._cond.notify_all()
         return 200, _message_data(sent)
 
+    def _thread_of(self, message_id: str) -> str:
+        """The thread a reply in thread to ``message_id`` goes in: the one it is in or opened, else new."""
+        parent = next((m for m in self.messages if m.message_id == message_id), None)
+        if parent is None:  # a user's message, known from an event: its thread is its own
+            return "omt_" + message_id
+        if parent.thread_id is None:
+            parent.thread_id = self._new_id("omt")
+        return parent.thread_id
+
+    def _get(self, message_id: str) -> tuple[int, dict[str, Any]]:
+        """im.v1 message get: the message, as one item (a merged-forward would list more)."""
+        with self._cond:
+            sent = next((m for m in self.messages if m.message_id == message_id), None)
+        if sent is None:
+            return 400, _error(230001, f"invalid message_id: {message_id}")
+        return 200, {"code": 0, "msg": "success", "data": {"items": [_message_data(sent)["data"]]}}
+
     def _list(self, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
-        """im.v1 message list of a chat: its messages (not replies inside threads) from start_time to
-        end_time (seconds), ByCreateTimeAsc (Lark's default) or ByCreateTimeDesc, page_size <= 50."""
+        """im.v1 message list of a chat (its messages, not replies inside threads) or of a thread (its
+        replies), from start_time to end_time (seconds), ByCreateTimeAsc (Lark's default) or
+        ByCreateTimeDesc, page_size <= 50."""
         arg = {name: values[-1] for name, values in query.items()}
-        if arg.get("container_id_type") != "chat" or not arg.get("container_id"):
-            return 400, _error(230001, "container_id_type must be chat, with a container_id")
+        kind, container = arg.get("container_id_type"), arg.get("container_id")
+        if kind not in ("chat", "thread") or not container:
+            return 400, _error(230001, "container_id_type must be chat or thread, with a container_id")
         size = int(arg.get("page_size") or 20)
         if not 1 <= size <= 50:
             return 400, _error(230001, "page_size must be between 1 and 50")
@@ -475,7 +504,12 @@ class FakeLark:
             found = [
                 m
                 for m in self.messages
-                if m.chat_id == arg["container_id"] and not m.reply_in_thread and start <= m.created_at <= end
+                if start <= m.created_at <= end
+                and (
+                    (m.reply_in_thread and m.thread_id == container)
+                    if kind == "thread"
+                    else (m.chat_id == container and not m.reply_in_thread)
+                )
             ]
         if arg.get("sort_type") == "ByCreateTimeDesc":
             found.reverse()
@@ -529,6 +563,8 @@ class FakeLark:
             for error in self._http_errors:
                 if error[0] in path:
                     self._http_errors.remove(error)
+                    if error[1] == 0:  # a call let through before the scripted errors
+                        return None
                     if error[1] == 429:
                         return 429, _error(99991400, "request trigger frequency limit"), error[2]
                     return error[1], _error(error[1], "internal error"), error[2]
@@ -584,6 +620,7 @@ def _message_data(sent: Sent) -> dict[str, Any]:
         "msg_type": sent.msg_type,
         "chat_id": sent.chat_id,
         "parent_id": sent.reply_to or "",
+        **({"thread_id": sent.thread_id} if sent.thread_id else {}),
         "create_time": str(int(sent.created_at * 1000)),
         "deleted": False,
         "updated": False,

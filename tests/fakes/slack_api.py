@@ -7,12 +7,13 @@ and a Socket Mode websocket, all on 127.0.0.1.
 Web API methods live under ``/api/``; each checks the Bearer token (``invalid_auth``
 otherwise; ``apps.connections.open`` wants the app-level token) and can be scripted to
 fail (``fail``), to answer 429 with a Retry-After (``ratelimit``), to answer an HTTP 5xx
-without doing anything (``server_error``), or to do the call and answer only after a delay
-(``slow``: Slack accepted, the client timed out). Posted messages are
-recorded with their channel, thread, blocks and metadata, and read back newest first by
-``conversations.history``. ``apps.connections.open`` hands out the address of a local
-websocket that says hello, then carries the envelopes the test sends (``send_event``,
-``send_command``, ``send_action``) and collects the client's acks.
+without doing anything (``server_error``, after ``after`` calls that go through), or to do the
+call and answer only after a delay (``slow``: Slack accepted, the client timed out). Posted
+messages are recorded with their channel, thread, blocks and metadata, and read back newest
+first by ``conversations.history`` (top-level messages) and ``conversations.replies`` (a thread).
+``apps.connections.open`` hands out the address of a local websocket that says hello, then carries
+the envelopes the test sends (``send_event``, ``send_command``, ``send_action``) and collects the
+client's acks.
 
 The second half builds correctly signed HTTP requests, as Slack sends them in HTTP mode.
 """
@@ -175,10 +176,11 @@ class FakeSlack:
         with self._lock:
             self._limits.setdefault(method, []).extend([retry_after] * times)
 
-    def server_error(self, method: str, status: int = 500, times: int = 1) -> None:
-        """The next ``times`` calls of ``method`` answer HTTP ``status`` and do nothing."""
+    def server_error(self, method: str, status: int = 500, times: int = 1, after: int = 0) -> None:
+        """``times`` calls of ``method``, once ``after`` more have gone through, answer HTTP ``status``
+        and do nothing."""
         with self._lock:
-            self._errors.setdefault(method, []).extend([status] * times)
+            self._errors.setdefault(method, []).extend([0] * after + [status] * times)
 
     def slow(self, method: str, seconds: float, times: int = 1) -> None:
         """The next ``times`` calls of ``method`` are carried out, then answered ``seconds`` late."""
@@ -268,9 +270,9 @@ class FakeSlack:
         with self._changed:
             self.calls.append(Call(method, args, token))
             self._changed.notify_all()
-            errors = self._errors.get(method)
-            if errors:
-                return errors.pop(0), {}, {"ok": False, "error": "fatal_error"}
+            status = self._errors[method].pop(0) if self._errors.get(method) else 0
+            if status:  # 0: a call let through before the scripted errors
+                return status, {}, {"ok": False, "error": "fatal_error"}
             limits = self._limits.get(method)
             if limits:
                 return 429, {"Retry-After": str(limits.pop(0))}, {"ok": False, "error": "ratelimited"}
@@ -350,6 +352,24 @@ class FakeSlack:
             "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }
 
+    def _replies(self, args: Json) -> Json:
+        """A thread, oldest first: its parent, then its replies (cursor-paged as conversations.history)."""
+        channel, parent = args.get("channel"), args.get("ts")
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        found = [m for m in self.messages if m.channel == channel and parent in (m.ts, m.thread_ts)]
+        if not found:
+            return {"ok": False, "error": "thread_not_found"}
+        start = int(args.get("cursor") or 0)
+        limit = min(int(args.get("limit") or 100), 999)
+        page = found[start : start + limit]
+        more = start + limit < len(found)
+        return {
+            "ok": True,
+            "messages": [m.as_history(with_metadata) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
     def _upload_url(self, args: Json) -> Json:
         if not args.get("filename") or not str(args.get("length", "")).isdigit():
             return {"ok": False, "error": "invalid_arguments"}
@@ -394,6 +414,7 @@ _METHODS: dict[str, Callable[[FakeSlack, Json], Json]] = {
     "chat.postMessage": FakeSlack._post_message,
     "chat.update": FakeSlack._update,
     "conversations.history": FakeSlack._history,
+    "conversations.replies": FakeSlack._replies,
     "files.getUploadURLExternal": FakeSlack._upload_url,
     "files.completeUploadExternal": FakeSlack._complete_upload,
     "apps.connections.open": FakeSlack._connections_open,
