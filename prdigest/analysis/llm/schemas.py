@@ -190,6 +190,13 @@ class NarrativeOut(LLMOutput):
         self.recommendations = [r for r in self.recommendations if r.text]
 
 
+class FollowupOut(LLMOutput):
+    """Whether a later PR addresses an earlier week's risk, as the model judges the two PRs' evidence."""
+
+    addressed: bool
+    reason: str = Field(default="", description="one sentence")
+
+
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema as strict structured output wants it: closed objects, all required."""
 

@@ -1,0 +1,218 @@
+"""Risks followed until closed, on a small git repository built here and read week by week.
+
+Week 1 (W37) merges a fix and a feature without tests (no_tests) and a dependency bump
+(dependency_change); week 2 tests the fix, naming it, and reverts the bump; week 3 only
+edits the README. The fix's risk is addressed in week 2 and gone in week 3, the feature's is
+still open in week 3, two weeks on; the bump's shows as reverted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import commit, new_repo
+from fakes.openai_api import FakeOpenAI, Request
+
+from prdigest.analysis.followups import follow_risks
+from prdigest.config import LLMSettings, Settings, load_settings
+from prdigest.models import RiskFollowup, Window
+from prdigest.pipeline import make_report
+from prdigest.sources.gitlog import GitSource
+from prdigest.storage import Store
+
+REPO = "acme/app"
+WEEKS = [
+    Window(
+        since=date(2026, 9, 7) + timedelta(days=7 * i),
+        until=date(2026, 9, 13) + timedelta(days=7 * i),
+        tz="UTC",
+    )
+    for i in range(3)
+]
+CODE = "".join(f"def step{i}(x):\n    return x * {i}\n" for i in range(12))
+
+
+def change(repo: Path, path: str, text: str, title: str, day: date) -> None:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(text)
+    commit(repo, title, f"{day}T10:00:00+00:00")
+
+
+def build_clone(path: Path) -> Path:
+    repo = new_repo(path)
+    day = date(2026, 8, 31)
+    for name in ("parser", "cache"):
+        (repo / "app").mkdir(exist_ok=True)
+        (repo / "app" / f"{name}.py").write_text(CODE)
+    (repo / "requirements.txt").write_text("requests==2.31\n")
+    (repo / "README.md").write_text("# app\n")
+    commit(repo, "chore: start the app (#1)", f"{day}T10:00:00+00:00")
+    w1, w2, w3 = (w.since for w in WEEKS)
+    change(
+        repo,
+        "app/parser.py",
+        CODE + "def parse(s):\n    return s.split() if s else []\n",
+        "fix: handle empty input in the parser (#2)",
+        w1,
+    )
+    change(
+        repo,
+        "app/cache.py",
+        CODE + "def evict(c):\n    c.clear()\n    return c\n",
+        "feat: add cache eviction (#3)",
+        w1 + timedelta(days=1),
+    )
+    change(
+        repo,
+        "requirements.txt",
+        "requests==2.32\n",
+        "build: bump requests to 2.32 (#4)",
+        w1 + timedelta(days=2),
+    )
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_parser.py").write_text(
+        "from app.parser import parse\n\ndef test_empty():\n    assert parse('') == []\n"
+    )
+    commit(
+        repo,
+        "test: cover empty input in the parser (#5)\n\nFollow-up to #2: tests the fix.",
+        f"{w2}T10:00:00+00:00",
+    )
+    change(
+        repo,
+        "requirements.txt",
+        "requests==2.31\n",
+        'Revert "build: bump requests to 2.32 (#4)" (#6)\n\nThis reverts #4: it broke the client.',
+        w2 + timedelta(days=1),
+    )
+    change(repo, "README.md", "# app\n\nAn app.\n", "docs: describe the app (#7)", w3)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_clone(tmp_path_factory.mktemp("followups") / "app")
+
+
+def utc_settings() -> Settings:
+    settings = load_settings(env={})
+    return settings.model_copy(
+        update={"report": settings.report.model_copy(update={"timezone": "UTC", "language": "en"})}
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path, clone: Path) -> Iterator[Store]:
+    """A cache holding the three weeks, each read from the clone as its own report reads it."""
+    store = Store(tmp_path / "f.db")
+    settings = utc_settings()
+    for week in WEEKS:
+        make_report(
+            settings,
+            store,
+            GitSource(clone, repo=REPO),
+            week,
+            save=False,
+            now=datetime(2026, 10, 1, tzinfo=UTC),
+        )
+    yield store
+    store.close()
+
+
+def follow(store: Store, week: int, llm: LLMSettings | None = None) -> list[RiskFollowup]:
+    """The follow-ups in week ``week``'s report (1-based), of the weeks before it."""
+    settings = utc_settings()
+    window = WEEKS[week - 1]
+    return follow_risks(
+        store, REPO, window, WEEKS[: week - 1], settings.repo(REPO).taxonomy, "en", settings.report, llm
+    )
+
+
+def find(followups: list[RiskFollowup], label: str, prs: list[int]) -> RiskFollowup | None:
+    return next((f for f in followups if f.label == label and sorted(f.prs) == prs), None)
+
+
+def of(followups: list[RiskFollowup], label: str, prs: list[int]) -> RiskFollowup:
+    found = find(followups, label, prs)
+    assert found is not None, f"no follow-up of {label} {prs} in {followups}"
+    return found
+
+
+def test_week_one_risks_are_what_its_report_shows(store: Store) -> None:
+    week1 = make_report(utc_settings(), store, None, WEEKS[0], repo=REPO, save=False)
+    followed = {(f.label, tuple(sorted(f.prs))) for f in follow(store, 2)}
+    shown = {(o.label, tuple(sorted(o.prs))) for o in week1.risk_observations}
+    assert shown == {("no_tests", (2, 3)), ("dependency_change", (4,))}
+    assert shown <= followed
+    # Each recommendation is followed too, one with the same label and PRs as an observation as that one.
+    titles = {tuple(sorted(f.prs)): f.title for f in follow(store, 2) if f.label == "no_tests"}
+    assert {(2,), (3,), (4,)} == {tuple(sorted(r.prs)) for r in week1.recommendations}
+    assert {titles[(2,)], titles[(3,)]} == {r.text for r in week1.recommendations if 4 not in r.prs}
+
+
+def test_a_fix_tested_in_week_two_is_addressed_there_and_gone_in_week_three(store: Store) -> None:
+    week2, week3 = follow(store, 2), follow(store, 3)
+    fix = of(week2, "no_tests", [2])
+    assert (fix.status, fix.by, fix.since) == ("addressed", [5], WEEKS[0].since)
+    assert find(week3, "no_tests", [2]) is None
+
+
+def test_a_risk_left_alone_is_open_with_the_weeks_it_has_been(store: Store) -> None:
+    feature = of(follow(store, 3), "no_tests", [3])
+    assert (feature.status, feature.weeks_open, feature.by) == ("open", 2, [])
+    # The observation of both PRs stays open: one of its two PRs got its test, the other none.
+    both = of(follow(store, 3), "no_tests", [2, 3])
+    assert (both.status, both.weeks_open) == ("open", 2)
+    assert of(follow(store, 2), "no_tests", [3]).weeks_open == 1
+
+
+def test_a_revert_shows_as_reverted_once(store: Store) -> None:
+    week2 = follow(store, 2)
+    bump = [f for f in week2 if f.label == "dependency_change"]
+    # The observation and its recommendation name the same PR: one follow-up.
+    assert len(bump) == 1
+    assert (bump[0].status, bump[0].by) == ("reverted", [6])
+    assert find(follow(store, 3), "dependency_change", [4]) is None
+    # The revert changed the dependencies too: week 2's own risk, open in week 3.
+    assert of(follow(store, 3), "dependency_change", [6]).status == "open"
+
+
+def test_the_first_week_has_nothing_to_follow(store: Store) -> None:
+    assert follow(store, 1) == []
+
+
+def _rejecting(request: Request) -> str:
+    """The model rejects every pair it is asked about."""
+    assert "<untrusted_followup_data>" in request.user
+    return json.dumps({"addressed": False, "reason": "The test covers another function."})
+
+
+def test_the_model_rejecting_an_addressed_pair_keeps_it_open_and_is_asked_once(store: Store, serve) -> None:
+    fake: FakeOpenAI = serve(responder=_rejecting)
+    llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", timeout=5, max_retries=0)
+    fix = of(follow(store, 2, llm), "no_tests", [2])
+    assert (fix.status, fix.by, fix.weeks_open) == ("open", [], 1)
+    assert fake.calls == 1  # the one "addressed" pair; a revert is not asked about
+    request = fake.requests[0].user
+    assert "#5" in request and "#2" in request and "tests/test_parser.py" in request
+    # The revert stands; a second run asks nothing (the answer is cached by the request's hash).
+    again = follow(store, 2, llm)
+    assert of(again, "no_tests", [2]) == fix
+    assert of(again, "dependency_change", [4]).status == "reverted"
+    assert fake.calls == 1
+    # In week 3 the rejected fix is still open, two weeks on; the same pair costs nothing again.
+    assert of(follow(store, 3, llm), "no_tests", [2]).weeks_open == 2
+    assert fake.calls == 1
+
+
+def test_a_failing_model_keeps_the_rules_status(store: Store, serve) -> None:
+    from fakes.openai_api import Reply
+
+    fake: FakeOpenAI = serve(responder=lambda _: Reply(status=500))
+    llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", timeout=5, max_retries=0)
+    fix = of(follow(store, 2, llm), "no_tests", [2])
+    assert (fix.status, fix.by) == ("addressed", [5])
