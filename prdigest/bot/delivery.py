@@ -2,15 +2,15 @@
 
 A delivery key ``prdigest:<subscription>:<ISO week>`` is claimed in SQLite before posting and
 completed with the platform's message id after. A second run of the same week finds it and
-posts nothing (``force`` redraws the posted card and its thread instead). A claim left by a crash between
-posting and completing, or by a send that failed without saying whether the card went out
-(a timeout, a 5xx: "maybe posted"), is kept, never released: whoever takes it over first
-looks for the key in the chat (Slack: the message metadata; Lark: the card's last line in the
-chat's history, since Lark honours the message ``uuid`` for an hour only) and posts only when
-it is not there. A card found has its thread completed (the replies it lacks, each found by
-its own key) before the delivery is recorded: a thread reply that failed leaves the delivery
-uncertain as a failed card does. A live claim of another worker is left alone (several replicas may run the
-same schedule).
+posts nothing (``force`` redraws the posted card and its thread instead). A claim left by a
+crash between posting and completing, or by a send that failed without saying whether the
+card went out (a timeout, a 5xx: "maybe posted"), is kept, never released: whoever takes it
+over first looks for the key in the chat (Slack: the message metadata; Lark: the card's last
+line in the chat's history, since Lark honours the message ``uuid`` for an hour only) and
+posts only when it is not there. A card found has its thread completed (the replies it
+lacks, each found by its own key) before the delivery is recorded: a thread reply that
+failed leaves the delivery uncertain as a failed card does. A live claim of another worker
+is left alone (several replicas may run the same schedule).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ Every message carries a `uuid`, Lark's idempotency key: a retried send within La
 window (an hour) returns the first message instead of posting a second one. Past that hour
 (a takeover of a crashed delivery comes up to the grace period later), ``find_delivery``
 looks for the report card in the chat's history by its delivery key, which the card shows
-in its last line, and ``thread_replies`` for its thread replies in the card's thread, each
-by its own key in its last line. Calls are retried on connection failures, 429 and 5xx with the shared
-policy (retries.py): Lark dedupes a repeated send by its uuid.
+in its last line, and ``thread_replies`` its thread replies in the card's thread, each by
+its own key in its last line. Calls are retried on connection failures, 429 and 5xx with
+the shared policy (retries.py): Lark dedupes a repeated send by its uuid.
 """
 
 from __future__ import annotations
