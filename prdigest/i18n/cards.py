@@ -37,6 +37,7 @@ TEXT: dict[str, dict[str, str]] = {
         "c_themes": "主题与趋势",
         "c_recommendations": "后续建议",
         "c_details": "摘要、主题与建议",
+        "c_followups_figure": "待跟进风险",
     },
     "en": {
         "risk_low": "low risk",
@@ -74,5 +75,6 @@ TEXT: dict[str, dict[str, str]] = {
         "c_themes": "Themes and trends",
         "c_recommendations": "Recommendations",
         "c_details": "Summary, themes and recommendations",
+        "c_followups_figure": "Open follow-ups",
     },
 }

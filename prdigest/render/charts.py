@@ -50,13 +50,16 @@ def hbar_chart(bars: Sequence[Bar], *, title: str) -> Markup:
     return _svg(title, WIDTH, height, rows)
 
 
-def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: int = 0) -> Markup:
-    """Vertical columns left to right (days, weeks); the last `highlight_last` are the current period."""
+def column_chart(
+    bars: Sequence[Bar], *, title: str, highlight_last: int = 0, reference: Bar | None = None
+) -> Markup:
+    """Vertical columns left to right (days, weeks); the last `highlight_last` are the current period;
+    ``reference`` a dashed level across them (the earlier periods' mean), its note at the right end."""
     height, base, head = 160, 134, 20
     step = min(_COLUMN, (WIDTH - 20) / max(len(bars), 1))
     width = round(20 + step * len(bars))
     every = math.ceil(len(bars) / _MAX_TICKS) or 1  # thin out labels on long windows
-    top = _top(bars)
+    top = _top([*bars, *([reference] if reference else [])])
     cols = []
     for i, bar in enumerate(bars):
         x = 10 + i * step
@@ -73,6 +76,15 @@ def column_chart(bars: Sequence[Bar], *, title: str, highlight_last: int = 0) ->
             f'<text x="{x + step / 2:.1f}" y="{base + 16}" text-anchor="middle">{label}</text></g>'
         )
     axis = f'<line x1="10" y1="{base}" x2="{width - 10}" y2="{base}" stroke="{MUTED}"/>'
+    if reference is not None:
+        y = base - (base - head - 14) * reference.value / top
+        note = escape(reference.note)
+        cols.append(
+            f"<g><title>{escape(reference.label)}: {note}</title>"
+            f'<line x1="10" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" stroke="{MUTED}" '
+            f'stroke-dasharray="4 3"/><text x="{width - 10}" y="{y - 4:.1f}" text-anchor="end" '
+            f'class="note">{note}</text></g>'
+        )
     return _svg(title, width, height, [axis, *cols])
 
 

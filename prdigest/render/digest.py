@@ -19,7 +19,15 @@ from prdigest.analysis.risk_level import MANY
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.story_text import listed
 from prdigest.i18n import risk_name
-from prdigest.models import Report, ReportPR, RiskObservation, is_iso_week, iso_week_label
+from prdigest.models import (
+    Report,
+    ReportPR,
+    RiskFollowup,
+    RiskObservation,
+    Theme,
+    is_iso_week,
+    iso_week_label,
+)
 from prdigest.render.views import (
     Button,
     LinkFormat,
@@ -28,9 +36,17 @@ from prdigest.render.views import (
     engine_note,
     key_prs,
     link_refs,
-    pr_urls,
     score,
     with_page,
+)
+from prdigest.render.week_words import (
+    change_text,
+    cited_urls,
+    continues_words,
+    figure_with_change,
+    followup_words,
+    open_followups,
+    risk_kinds_trend,
 )
 
 STORIES = 3  # themes and risks the digest names, one line each
@@ -96,7 +112,7 @@ class Lines:
 
 
 def lines_of(report: Report, markup: Markup) -> Lines:
-    return Lines(markup, pr_urls(report))
+    return Lines(markup, cited_urls(report))
 
 
 def numbered(lines: Sequence[str]) -> list[str]:
@@ -145,12 +161,18 @@ def verdict(report: Report, t: dict[str, str]) -> str:
 
 
 def digest_figures(report: Report, t: dict[str, str]) -> list[tuple[str, str]]:
+    """Merged PRs and risks with their change on the earlier weeks ("41 (+17%)"), key PRs, and the open
+    follow-ups of earlier weeks' risks when there are any."""
     s = report.stats
-    return [
-        (t["merged_prs"], str(s.merged_prs)),
+    risks = len(report.risk_observations)
+    kinds = risk_kinds_trend(report)
+    out = [
+        (t["merged_prs"], figure_with_change(report, "merged_prs", s.merged_prs, t)),
         (t["key_prs"], str(s.key_prs)),
-        (t["c_risks_figure"], str(len(report.risk_observations))),
+        (t["c_risks_figure"], f"{risks} ({change_text(kinds, risks, t)})" if kinds else str(risks)),
     ]
+    followups = open_followups(report)
+    return out + ([(t["c_followups_figure"], str(followups))] if followups else [])
 
 
 def digest_stories(report: Report, lines: Lines) -> list[str]:
@@ -195,22 +217,31 @@ def scores(p: ReportPR) -> str:
 
 
 def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
-    """The summary, every theme with its trend, the recommendations and the engine: what the digest
-    left out."""
+    """The summary, every theme with its trend (and the earlier PRs it continues), the earlier weeks' risks
+    followed, the recommendations and the engine: what the digest left out."""
     m = lines.markup
     out = [lines.prose(report.summary, SUMMARY_CHARS)] if report.summary else []
-    themes = [
-        lines.named(th.title, th.representative or th.prs, 3)
-        + " "
-        + m.note(lines.prose(th.trend, THREAD_CHARS))
-        for th in report.themes
-    ]
+    themes = [_theme_line(th, t, lines) for th in report.themes]
     if themes:
         out += [m.bold(t["c_themes"]), *numbered(themes)]
+    followups = [_followup_line(f, report.lang, t, lines) for f in report.risk_followups]
+    if followups:
+        out += [m.bold(t["s_followups"]), *numbered(followups)]
     recs = [lines.prose(r.text, THREAD_CHARS) for r in report.recommendations]
     if recs:
         out += [m.bold(t["c_recommendations"]), *numbered(recs)]
     return [*out, m.note(m.text(engine_note(report, t), None))]
+
+
+def _theme_line(th: Theme, t: dict[str, str], lines: Lines) -> str:
+    trend = " ".join([th.trend, *([continues_words(th.continues, t)] if th.continues else [])]).strip()
+    note = lines.markup.note(lines.prose(trend, THREAD_CHARS))
+    return f"{lines.named(th.title, th.representative or th.prs, 3)} {note}"
+
+
+def _followup_line(f: RiskFollowup, lang: str, t: dict[str, str], lines: Lines) -> str:
+    """A follow-up's title and PRs, then its kind, since when and its state, what closed it linked."""
+    return f"{lines.named(f.title, f.prs, THREAD_CITES)} · {lines.prose(followup_words(f, lang, t), None)}"
 
 
 def pack(items: Sequence[T], build: Callable[[Sequence[T], bool], M], fits: Callable[[M], bool]) -> list[M]:

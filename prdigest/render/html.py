@@ -21,6 +21,7 @@ from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.markdown import title
 from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, score, window_text
+from prdigest.render.week_words import basis, cited_urls, continues_words, followup_words, trend_words
 
 # "#123" not preceded by "&" (an escaped entity such as &#39;) or an ASCII word character.
 _PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)\b")
@@ -45,6 +46,10 @@ def render_html(report: Report) -> str:
             tag_lead=_tag_lead(report),
             per_day_chart=_per_day_chart(report, t),
             history_chart=_history_chart(report, t),
+            trend=trend_words(report, t),
+            continues=lambda numbers: _link_earlier(continues_words(numbers, t), cited_urls(report)),
+            followup=lambda f: _link_earlier(followup_words(f, report.lang, t), cited_urls(report)),
+            earlier_url=cited_urls(report).get,
             refs=lambda text: _link_refs(text, numbers),
             pr_url=pr_url,
             risk=lambda label: risk_name(label, report.lang),
@@ -80,6 +85,19 @@ def _link_refs(text: str, numbers: set[int]) -> Markup:
         return f'<a href="#pr-{number}">#{number}</a>' if number in numbers else m.group(0)
 
     return Markup(_PR_REF.sub(link, str(_wrap(text))))
+
+
+def _link_earlier(text: str, urls: dict[int, str]) -> Markup:
+    """Escaped text of ours in which "#N" of an earlier PR links to the PR where the source links PRs."""
+
+    def link(m: re.Match[str]) -> str:
+        number = int(m.group(1))
+        url = urls.get(number)
+        return (
+            f'<a href="{escape(url)}" rel="noopener noreferrer nofollow">#{number}</a>' if url else m.group(0)
+        )
+
+    return Markup(_PR_REF.sub(link, str(escape(text))))
 
 
 def _tag_chart(report: Report, t: dict[str, str]) -> Markup | None:
@@ -120,4 +138,10 @@ def _history_chart(report: Report, t: dict[str, str]) -> tuple[str, Markup] | No
     title = t[f"chart_{unit}s"]
     missing = [label.format(h.since) for h in report.history if not h.complete]
     name = t["chart_missing"].format(chart=title, periods=", ".join(missing)) if missing else title
-    return name, column_chart(bars, title=title, highlight_last=sum(h.current for h in report.history))
+    merged = report.stats.trend.get("merged_prs")
+    mean = None
+    if merged is not None and unit != "month":  # the level the week is compared with (see stats.trend)
+        value = sum(merged.previous) / len(merged.previous)
+        mean = Bar(basis(report, t), value, f"{basis(report, t)} {value:.3g}")
+    current = sum(h.current for h in report.history)
+    return name, column_chart(bars, title=title, highlight_last=current, reference=mean)

@@ -10,6 +10,7 @@ from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
 from prdigest.render.sanitize import clean
 from prdigest.render.views import engine_note
+from prdigest.render.week_words import continues_words, followup_words, trend_words
 
 # What a Markdown client would turn into a mention or a link: "@name", "scheme://...", "www.x".
 # Such runs become code spans, which no client links or mentions, so "@pytest" reads as written.
@@ -47,7 +48,7 @@ def render_markdown(report: Report) -> str:
     out = [f"# {escape(title(report))}", ""]
     out += _summary(report, t)
     if report.stats.merged_prs:
-        out += _themes(report, t) + _trends(report, t) + _risks(report, t)
+        out += _themes(report, t) + _trends(report, t) + _risks(report, t) + _followups(report, t)
         out += _key_prs(report, t) + _recommendations(report, t)
     out += _appendix(report, t)
     return "\n".join(out).rstrip() + "\n"
@@ -65,6 +66,8 @@ def _summary(report: Report, t: dict[str, str]) -> list[str]:
     out.append(
         f"- {t['merged_prs']}: {s.merged_prs} · {t['key_prs']}: {s.key_prs} · {t['avg_scores']}: {avg}"
     )
+    trend = trend_words(report, t)
+    out += [f"- {escape(trend)}"] if trend else []
     if s.tags:
         tags = ", ".join(f"{escape(tag_name(k, report.lang))} ({n})" for k, n in s.tags.items())
         out.append(f"- {t['tags']}: {tags}")
@@ -91,6 +94,7 @@ def _themes(report: Report, t: dict[str, str]) -> list[str]:
         return [*out, t["no_themes"], ""]
     for i, theme in enumerate(report.themes, start=1):
         out += [f"### {i}. {escape(theme.title)}", "", escape(theme.story), ""]
+        out += [f"_{continues_words(theme.continues, t)}_", ""] if theme.continues else []
     return out
 
 
@@ -115,6 +119,17 @@ def _risks(report: Report, t: dict[str, str]) -> list[str]:
         return [*out, t["no_risk_obs"], ""]
     for i, obs in enumerate(report.risk_observations, start=1):
         out.append(f"{i}. **{escape(obs.title)}**: {escape(obs.evidence)}")
+    return [*out, ""]
+
+
+def _followups(report: Report, t: dict[str, str]) -> list[str]:
+    """The earlier weeks' risks followed: open ones with how long, closed ones with what closed them."""
+    if not report.risk_followups:
+        return []
+    out = [f"## {t['s_followups']}", ""]
+    for i, f in enumerate(report.risk_followups, start=1):
+        prs = " ".join(f"#{n}" for n in f.prs)
+        out.append(f"{i}. **{escape(f.title)}** {prs}: {escape(followup_words(f, report.lang, t))}")
     return [*out, ""]
 
 
