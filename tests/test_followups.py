@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import commit, new_repo
-from fakes.openai_api import FakeOpenAI, Request
+from fakes.openai_api import FakeOpenAI, Reply, Request
+from test_llm_budget import spent_before
 
 from prdigest.analysis.followups import follow_risks
 from prdigest.config import LLMSettings, Settings, load_settings
@@ -123,12 +124,18 @@ def store(tmp_path: Path, clone: Path) -> Iterator[Store]:
     store.close()
 
 
-def follow(store: Store, week: int, llm: LLMSettings | None = None) -> list[RiskFollowup]:
+def follow(store: Store, week: int, llm: LLMSettings | None = None, lang: str = "en") -> list[RiskFollowup]:
     """The follow-ups in week ``week``'s report (1-based), of the weeks before it."""
     settings = utc_settings()
     window = WEEKS[week - 1]
     return follow_risks(
-        store, REPO, window, WEEKS[: week - 1], settings.repo(REPO).taxonomy, "en", settings.report, llm
+        store, REPO, window, WEEKS[: week - 1], settings.repo(REPO).taxonomy, lang, settings.report, llm
+    )
+
+
+def llm_settings(fake: FakeOpenAI, **kw: object) -> LLMSettings:
+    return LLMSettings(
+        base_url=fake.url, api_key=fake.key, **{"model": "fake-model", "timeout": 5, "max_retries": 0, **kw}
     )
 
 
@@ -191,28 +198,38 @@ def _rejecting(request: Request) -> str:
     return json.dumps({"addressed": False, "reason": "The test covers another function."})
 
 
-def test_the_model_rejecting_an_addressed_pair_keeps_it_open_and_is_asked_once(store: Store, serve) -> None:
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_model_rejecting_an_addressed_pair_keeps_it_open_and_is_asked_once(
+    store: Store, serve, lang: str
+) -> None:
     fake: FakeOpenAI = serve(responder=_rejecting)
-    llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", timeout=5, max_retries=0)
-    fix = of(follow(store, 2, llm), "no_tests", [2])
+    llm = llm_settings(fake)
+    fix = of(follow(store, 2, llm, lang), "no_tests", [2])
     assert (fix.status, fix.by, fix.weeks_open) == ("open", [], 1)
     assert fake.calls == 1  # the one "addressed" pair; a revert is not asked about
     request = fake.requests[0].user
     assert "#5" in request and "#2" in request and "tests/test_parser.py" in request
+    assert ("后来的 PR" in request) == (lang == "zh")  # the prompt of the report's language
     # The revert stands; a second run asks nothing (the answer is cached by the request's hash).
-    again = follow(store, 2, llm)
+    again = follow(store, 2, llm, lang)
     assert of(again, "no_tests", [2]) == fix
     assert of(again, "dependency_change", [4]).status == "reverted"
     assert fake.calls == 1
     # In week 3 the rejected fix is still open, two weeks on; the same pair costs nothing again.
-    assert of(follow(store, 3, llm), "no_tests", [2]).weeks_open == 2
+    assert of(follow(store, 3, llm, lang), "no_tests", [2]).weeks_open == 2
     assert fake.calls == 1
 
 
 def test_a_failing_model_keeps_the_rules_status(store: Store, serve) -> None:
-    from fakes.openai_api import Reply
-
     fake: FakeOpenAI = serve(responder=lambda _: Reply(status=500))
-    llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", timeout=5, max_retries=0)
-    fix = of(follow(store, 2, llm), "no_tests", [2])
+    fix = of(follow(store, 2, llm_settings(fake)), "no_tests", [2])
     assert (fix.status, fix.by) == ("addressed", [5])
+    assert fake.calls == 1
+
+
+def test_a_spent_monthly_budget_sends_nothing_and_keeps_the_rules_status(store: Store, serve) -> None:
+    fake: FakeOpenAI = serve(responder=_rejecting)
+    spent_before(store, fake.url, 1000, datetime.now(UTC))
+    fix = of(follow(store, 2, llm_settings(fake, monthly_token_budget=500)), "no_tests", [2])
+    assert (fix.status, fix.by) == ("addressed", [5])
+    assert fake.calls == 0
