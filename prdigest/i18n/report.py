@@ -81,6 +81,7 @@ TEXT: dict[str, dict[str, str]] = {
         "engine": "分析引擎：{engine}；数据源：{source}",
         # week over week: the trend, themes that continue, risk follow-ups
         "trend_first": "{name} {value}，较{basis} {change}",
+        "trend_first_zero": "{name} {value}，{basis}为 0",
         "trend_next": "{name} {value}，{change}",
         "trend_sep": "；",
         "trend_new": "新出现",
@@ -204,6 +205,7 @@ TEXT: dict[str, dict[str, str]] = {
         "engine": "Engine: {engine}; source: {source}",
         # week over week: the trend, themes that continue, risk follow-ups
         "trend_first": "{name} {value}, {change} on the {basis}",
+        "trend_first_zero": "{name} {value}, against none on the {basis}",
         "trend_next": "{name} {value}, {change}",
         "trend_sep": "; ",
         "trend_new": "new",

@@ -56,7 +56,8 @@ def trend_words(report: Report, t: dict[str, str]) -> str:
     trend, s = report.stats.trend, report.stats
     if "merged_prs" not in trend:
         return ""
-    merged = t["trend_first"].format(
+    first = t["trend_first"] if trend["merged_prs"].change is not None else t["trend_first_zero"]
+    merged = first.format(
         name=t["merged_prs"], value=s.merged_prs, change=change_text(trend["merged_prs"], s.merged_prs, t),
         basis=basis(report, t),
     )  # fmt: skip
