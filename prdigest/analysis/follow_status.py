@@ -58,18 +58,24 @@ class Later:
     named: frozenset[int]  # the PRs its title and body name, and its own references
     is_revert: bool
     says_follows: bool  # its text says it fixes, tests or follows something up
+    paths: frozenset[str]
+    tested: frozenset[str]  # the names its tests share with their subjects (see _stem)
 
     @classmethod
     def of(cls, pr: PullRequest, analysis: PRAnalysis | None) -> Later:
         text = f"{pr.title}\n{pr.body}"
         tags = frozenset(analysis.tags if analysis is not None else ())
+        paths = frozenset(f.path for f in pr.files or [])
+        named = frozenset(references(text) | set(pr.related))
         return cls(
             pr=pr,
             number=pr.number or 0,
             tags=tags,
-            named=frozenset(references(text) | set(pr.related)),
+            named=named,
             is_revert="revert" in tags or bool(_REVERT_TITLE.match(pr.title)),
-            says_follows=bool(_FOLLOWS.search(text)),
+            says_follows=bool(named) and bool(_FOLLOWS.search(text)),  # only a PR that names one asks
+            paths=paths,
+            tested=frozenset(_stem(path) for path in paths if is_test(path)),
         )
 
 
@@ -97,7 +103,7 @@ def closing(item: RiskItem, own: dict[int, PullRequest], later: Iterable[Later])
         else:
             follows = named if p.says_follows else set()
             fixing = fixes(p, item.label)
-            covers = follows | {n for n in files if fixing and touches(p.pr, files[n], stems[n])}
+            covers = follows | {n for n in files if fixing and touches(p, files[n], stems[n])}
             how = "addressed"
         if covers:
             out.append(Close(p.number, how, frozenset(covers)))
@@ -111,17 +117,15 @@ def _same_title(revert: str, title: str) -> bool:
     return bool(reverted) and reverted == _TRAILING_NUMBER.sub("", title).strip().lower()
 
 
-def touches(pr: PullRequest, files: set[str], stems: set[str]) -> bool:
-    """``pr`` changes one of ``files``, or a test named after one of their ``stems`` (test_parse.py for
+def touches(p: Later, files: set[str], stems: set[str]) -> bool:
+    """``p`` changes one of ``files``, or a test named after one of their ``stems`` (test_parse.py for
     parse.py)."""
-    return any(f.path in files or (is_test(f.path) and _stem(f.path) in stems) for f in pr.files or [])
+    return not p.paths.isdisjoint(files) or not p.tested.isdisjoint(stems)
 
 
 def fixes(p: Later, label: str) -> bool:
     """``p`` changes tests, or is a change of a kind that fixes what ``label`` names."""
-    if any(is_test(f.path) for f in p.pr.files or []):
-        return True
-    return bool(p.tags & FIXING_KINDS.get(label, DEFAULT_FIXING))
+    return bool(p.tested) or bool(p.tags & FIXING_KINDS.get(label, DEFAULT_FIXING))
 
 
 def _stem(path: str) -> str:

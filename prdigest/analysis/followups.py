@@ -56,7 +56,8 @@ def follow_risks(
     check = _check(llm, store, repo, lang)
     out = []
     for item in items:
-        closes = closing(item, own, [p for p in later if p.pr.merged_at >= item.week.end])
+        end = item.week.end
+        closes = closing(item, own, [p for p in later if p.pr.merged_at >= end])
         covered = set().union(*(c.covers for c in closes)) == set(item.prs)
         if (
             check is not None and covered
