@@ -162,8 +162,14 @@ def test_serve_delivers_both_weekly_cards_once_answers_both_chats_and_stops_on_s
         assert re.search(r"weekly report prdigest:2:\S+: posted", log), log[-3000:]
         (card,) = lark_weekly(lark, lark_chat)
         (message,) = slack_weekly(slack, channel)
-        assert f"{lark_repo} · " in card.text and f"Merged PRs</font>\\n**{PRS}**" in card.text
+        # The figure, with the change against the earlier weeks after it when there were any.
+        assert f"{lark_repo} · " in card.text and f"Merged PRs</font>\\n**{PRS}" in card.text
         assert f"{slack_repo} · " in message.text and f"*Merged PRs*\n{PRS}" in message.all_text
+        # The details in each card's thread, each reply with its own key.
+        lark_thread = [m.uuid or "" for m in lark.messages if m.reply_to == card.message_id]
+        slack_thread = [m.metadata["event_payload"]["key"] for m in slack.in_thread(channel, message.ts)]
+        for thread in (lark_thread, slack_thread):
+            assert thread and all(re.fullmatch(r"prdigest:\d:\S+:thread:\d+", k) for k in thread), thread
         # The LLM engine wrote them (one analysis per PR, at least), or it was not asked at all.
         assert llm.calls - llm_calls >= 2 * PRS if engine == "llm" else llm.calls == llm_calls
 
