@@ -140,8 +140,11 @@ def earlier_periods(
     compared as if complete."""
     periods = trend_periods(window)
     span = Window(since=periods[0].since, until=periods[-1].until, tz=window.tz)
+    first = span.since
+    if source is not None and source.reads_history:  # the trend chart's periods too, in the same read
+        first = min(first, chart_periods(window)[1][0][0].since)
     with suppress(SourceError):  # an earlier week the source cannot give is left out; the report stands
-        read_missing(store, source, repo, span, now)
+        read_missing(store, source, repo, Window(since=first, until=span.until, tz=window.tz), now)
     lacking = {day for gap in coverage.missing(store, repo, span, now) for day in gap.days()}
     return [p for p in periods if lacking.isdisjoint(p.days())]
 
