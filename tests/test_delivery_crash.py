@@ -173,6 +173,10 @@ def test_a_killed_delivery_run_again_posts_exactly_once(
     if platform == "slack":
         assert "*Merged PRs*\n40" in card.all_text
         assert len([u for u in slack.uploads.values() if u.completed]) == 1  # the full report, once
+        thread = [m.metadata["event_payload"]["key"] for m in slack.in_thread(CHAT["slack"], message_id)]
     else:
-        assert "Merged PRs</font>\\n**40**" in card.text
+        assert "Merged PRs</font>\\n**40" in card.text  # the figure, then any change on earlier weeks
         assert len([m for m in lark.in_chat(CHAT["lark"]) if m.msg_type == "file"]) == 1
+        thread = [m.uuid for m in lark.in_chat(CHAT["lark"]) if m.reply_to == message_id]
+    # The card's thread, each reply once and in order, whichever run posted it.
+    assert thread and thread == [f"{key}:thread:{i}" for i in range(len(thread))]
