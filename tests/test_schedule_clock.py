@@ -39,8 +39,15 @@ class Chat:
             self.posted.append((chat_id, key, report))
             return f"m{len(self.posted)}"
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
         raise AssertionError("no run here is forced")
+
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        raise AssertionError("no card is recovered here")
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
         return None

@@ -74,8 +74,15 @@ class Recorder:
         self.posted.append(report)
         return f"msg-{len(self.posted)}"
 
-    def update_report(self, chat_id: str, message_id: str, report: Report, report_url: str | None) -> None:
+    def update_report(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
         raise AssertionError("nothing to update")
+
+    def complete_thread(
+        self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
+    ) -> None:
+        raise AssertionError("no card is recovered here")
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
         return None
