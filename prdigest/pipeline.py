@@ -9,10 +9,11 @@ from contextlib import ContextDecorator, suppress
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from prdigest.analysis import rules
 from prdigest.analysis.continuity import continue_themes
+from prdigest.analysis.followups import follow_risks
 from prdigest.analysis.history import chart_periods, trend_periods
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
+from prdigest.analysis.rules_cache import cached_analyses, window_analyses
 from prdigest.analysis.trend import Figures, stats_figures, trend
 from prdigest.config import Settings, Taxonomy
 from prdigest.errors import SourceError
@@ -32,7 +33,6 @@ from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
 from prdigest.sources.base import source_factory as source_factory
 from prdigest.storage import Store, coverage
-from prdigest.storage.db import analysis_key
 
 if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
     from prdigest.analysis.llm import LLMEngine
@@ -185,7 +185,7 @@ def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: 
         yield [by_uid[uid] for uid in uids]
 
     keys = [(pr.uid, n, pr.content_hash()) for n, pr in numbered(prs)]
-    return _rules_analyses(store, prs[0].repo if prs else "", keys, given, taxonomy, lang)
+    return cached_analyses(store, prs[0].repo if prs else "", keys, given, taxonomy, lang)
 
 
 def analyse_window(
@@ -193,30 +193,7 @@ def analyse_window(
 ) -> dict[int, PRAnalysis]:
     """The rules engine's analysis of every PR of the window in the cache: the cached ones read back, the
     others read from the cache (diffs and all) a batch at a time, analysed and kept."""
-    return _rules_analyses(store, repo, store.pr_keys(repo, window), store.prs_by_uid, taxonomy, lang)
-
-
-def _rules_analyses(
-    store: Store,
-    repo: str,
-    prs: list[tuple[str, int, str]],
-    read: Callable[[list[str]], Iterator[list[PullRequest]]],
-    taxonomy: Taxonomy,
-    lang: str,
-) -> dict[int, PRAnalysis]:
-    """Analyses of ``prs`` (uid, number, content hash), in their order: cached, else made from the PRs
-    ``read`` gives a batch at a time."""
-    version = rules.rules_version(taxonomy)
-    keys = {n: analysis_key(repo, n, content, "rules", None, version, lang) for _, n, content in prs}
-    cached = store.get_analyses(list(keys.values()))
-    made: dict[int, PRAnalysis] = {}
-    for batch in read([uid for uid, n, _ in prs if keys[n] not in cached]):
-        fresh = [(pr, rules.analyse(pr, taxonomy, lang)) for pr in batch]
-        if fresh:
-            store.put_analyses(fresh, lang)
-        made.update((pr.number, analysis) for pr, analysis in fresh if pr.number is not None)
-    # Every PR has its analysis now, in the PRs' order: the fresh one, else the cached one.
-    return {n: made[n] if n in made else cached[keys[n]] for _, n, _ in prs}
+    return window_analyses(store, repo, window, taxonomy, lang)
 
 
 def analyse(
@@ -337,6 +314,9 @@ def _compute(
         )
         before = [p for period in earlier for p in store.prs_in_window(name, period, excerpts=False)]
         continue_themes(report.themes, prs, before)
+        llm = settings.llm if use_llm else None  # the model confirms what the rules found addressed
+        followed = follow_risks(store, name, window, earlier, taxonomy, lang, settings.report, llm)
+        report.risk_followups = followed
     return report
 
 

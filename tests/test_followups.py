@@ -233,3 +233,22 @@ def test_a_spent_monthly_budget_sends_nothing_and_keeps_the_rules_status(store: 
     fix = of(follow(store, 2, llm_settings(fake, monthly_token_budget=500)), "no_tests", [2])
     assert (fix.status, fix.by) == ("addressed", [5])
     assert fake.calls == 0
+
+
+def test_each_weeks_report_carries_its_follow_ups_read_from_the_clone_on_an_empty_cache(
+    tmp_path: Path, clone: Path
+) -> None:
+    store = Store(tmp_path / "empty.db")
+    settings, now = utc_settings(), datetime(2026, 10, 1, tzinfo=UTC)
+
+    def report(week: int) -> dict[str, object]:
+        made = make_report(settings, store, GitSource(clone, repo=REPO), WEEKS[week - 1], save=False, now=now)
+        return json.loads(made.model_dump_json())
+
+    week2, week3 = report(2), report(3)
+    store.close()
+    fix = next(f for f in week2["risk_followups"] if f["label"] == "no_tests" and f["prs"] == [2])
+    assert (fix["status"], fix["by"], fix["since"]) == ("addressed", [5], str(WEEKS[0].since))
+    assert not any(f["prs"] == [2] and f["label"] == "no_tests" for f in week3["risk_followups"])
+    feature = next(f for f in week3["risk_followups"] if f["label"] == "no_tests" and f["prs"] == [3])
+    assert (feature["status"], feature["weeks_open"]) == ("open", 2)
