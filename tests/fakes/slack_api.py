@@ -341,16 +341,7 @@ class FakeSlack:
             for m in reversed(self.messages)
             if m.channel == channel and m.thread_ts in (None, m.ts) and float(m.ts) > oldest
         ]
-        start = int(args.get("cursor") or 0)
-        limit = min(int(args.get("limit") or 100), 999)
-        page = found[start : start + limit]
-        more = start + limit < len(found)
-        return {
-            "ok": True,
-            "messages": [m.as_history(with_metadata) for m in page],
-            "has_more": more,
-            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
-        }
+        return _page(found, args, with_metadata)
 
     def _replies(self, args: Json) -> Json:
         """A thread, oldest first: its parent, then its replies (cursor-paged as conversations.history)."""
@@ -359,16 +350,7 @@ class FakeSlack:
         found = [m for m in self.messages if m.channel == channel and parent in (m.ts, m.thread_ts)]
         if not found:
             return {"ok": False, "error": "thread_not_found"}
-        start = int(args.get("cursor") or 0)
-        limit = min(int(args.get("limit") or 100), 999)
-        page = found[start : start + limit]
-        more = start + limit < len(found)
-        return {
-            "ok": True,
-            "messages": [m.as_history(with_metadata) for m in page],
-            "has_more": more,
-            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
-        }
+        return _page(found, args, with_metadata)
 
     def _upload_url(self, args: Json) -> Json:
         if not args.get("filename") or not str(args.get("length", "")).isdigit():
@@ -638,4 +620,18 @@ def block_action(
         "message": message,
         "response_url": response_url,
         "actions": [action],
+    }
+
+
+def _page(found: list[Any], args: Json, with_metadata: bool) -> Json:
+    """One cursor page of messages, as conversations.history and conversations.replies answer."""
+    start = int(args.get("cursor") or 0)
+    limit = min(int(args.get("limit") or 100), 999)
+    page = found[start : start + limit]
+    more = start + limit < len(found)
+    return {
+        "ok": True,
+        "messages": [m.as_history(with_metadata) for m in page],
+        "has_more": more,
+        "response_metadata": {"next_cursor": str(start + limit) if more else ""},
     }
