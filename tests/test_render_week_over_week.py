@@ -18,6 +18,7 @@ from test_render_support import (
 )
 
 from prdigest.analysis.trend import stats_figures, trend
+from prdigest.i18n import texts
 from prdigest.models import Report, RiskFollowup
 from prdigest.render.html import render_html
 from prdigest.render.lark import lark_messages, render_lark_card, render_lark_thread
@@ -126,3 +127,14 @@ def test_many_long_follow_ups_keep_every_message_within_limits(lang: str) -> Non
         check_lark_card(card)
     for message in slack_messages(report, REPORT_URL):
         check_slack_message(message)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_quiet_week_still_shows_the_earlier_weeks_follow_ups(lang: str) -> None:
+    report = compared(lang).model_copy(update={"prs": [], "themes": [], "risk_observations": []})
+    report.stats = report.stats.model_copy(update={"merged_prs": 0})
+    t = texts(lang)
+    assert f"## {t['s_followups']}" in render_markdown(report)
+    page = render_html(report)
+    assert 'id="followups"' in page and 'href="#followups"' in page and "Flaky test" in page
+    assert 'id="key-prs"' not in page

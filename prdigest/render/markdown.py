@@ -50,6 +50,8 @@ def render_markdown(report: Report) -> str:
     if report.stats.merged_prs:
         out += _themes(report, t) + _trends(report, t) + _risks(report, t) + _followups(report, t)
         out += _key_prs(report, t) + _recommendations(report, t)
+    else:  # a quiet week still has the earlier weeks' open risks
+        out += _followups(report, t)
     out += _appendix(report, t)
     return "\n".join(out).rstrip() + "\n"
 
