@@ -87,7 +87,7 @@ def sync(repo: str, period: Period, config: str | None, db: str | None) -> None:
 
     settings = settings_from(config, db)
     window = period.window(settings)
-    source = make_client(settings).source(repo)
+    source = make_client(settings).source(repo, settings.repo(repo).base_branch)
     store = Store(settings.storage.db)
     with progress_shown(stderr(), f"syncing {repo}…"):
         result = sync_window(store, source, window)

@@ -65,6 +65,9 @@ class RepoSettings(_Section):
     name: str
     # A local clone to read instead of GitHub.
     git: Path | None = None
+    # GitHub: the PRs merged into this branch (None: the repository's default branch); a clone's
+    # report is its default branch's history.
+    base_branch: str | None = Field(default=None, min_length=1)
     taxonomy: Taxonomy = Taxonomy()
 
     @field_validator("name")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ from prdigest.sources.github import (
     GitHubError,
     GitHubNotFound,
     GitHubRateLimited,
+    GitHubSource,
     GitHubUnavailable,
     Listed,
     make_client,
@@ -750,3 +752,34 @@ def test_a_naive_pygithub_rest_loop_sees_the_same_week(fake: FakeGitHub) -> None
     assert gh.get_rate_limit().resources.core.remaining == fake.budget["core"]
     with pytest.raises(BadCredentialsException):
         Github(base_url=fake.url, auth=Auth.Token("nope"), retry=None).get_repo(REPO)
+
+
+def test_prs_merged_into_another_branch_than_the_default_are_left_out(
+    fake: FakeGitHub, client: GitHubClient, store: Store
+) -> None:
+    repo = fake.repos[REPO]
+    release = in_window(fake, NEXT_WEEK)[:3]
+    for pr in release:
+        pr.base = "release/1.0"
+    main_line = sorted(pr.number for pr in in_window(fake, NEXT_WEEK) if pr not in release)
+
+    synced = sync(store, client.source(REPO), NEXT_WEEK)
+    assert synced.fetched == main_line and not synced.partial
+    assert fake.operations == {"ListMerged": 1, "PullRequests": 1}  # the default branch came with the list
+
+    repo.default_branch = "develop"  # nothing is merged into it: the week is empty, and complete
+    for base, want in ((None, []), ("release/1.0", sorted(pr.number for pr in release))):
+        fresh = Store(":memory:")
+        assert sync(fresh, client.source(REPO, base), NEXT_WEEK).fetched == want
+        fresh.close()
+
+
+def test_a_repositorys_base_branch_setting_reaches_its_github_source(fake: FakeGitHub) -> None:
+    from prdigest.sources.base import source_factory
+
+    env = {"PRDIGEST_GITHUB_TOKEN": TOKEN, "PRDIGEST_GITHUB_URL": fake.url,
+           "PRDIGEST_REPOS": json.dumps([{"name": REPO, "base_branch": "release/1.0"}])}  # fmt: skip
+    source = source_factory(load_settings(env=env))(REPO)
+    assert isinstance(source, GitHubSource) and source.base_branch == "release/1.0"
+    other = source_factory(load_settings(env=env))("acme/other")
+    assert isinstance(other, GitHubSource) and other.base_branch is None

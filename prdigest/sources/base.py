@@ -112,7 +112,7 @@ def _github(settings: Settings, repo: str) -> Source | None:
         return None
     from prdigest.sources.github import make_client
 
-    return make_client(settings).source(repo)
+    return make_client(settings).source(repo, settings.repo(repo).base_branch)
 
 
 # Tried in order for a repository the command names no source of; the first that gives one wins.

@@ -111,10 +111,13 @@ class GitHubSource(Source):
     # The request budget is kept for the report's window: the trend chart's earlier periods are not read.
     reads_history = False
 
-    def __init__(self, client: GitHubClient, repo: str):
+    def __init__(self, client: GitHubClient, repo: str, base_branch: str | None = None):
         split_repo(repo)
         self.client = client
         self.repo = repo
+        # The branch a PR must be merged into to count (None: the default branch, as GitHub names it):
+        # a PR merged into a release branch is not a change of the project's main line.
+        self.base_branch = base_branch
 
     def fetch_pr(self, number: int) -> PullRequest | None:
         return self.client.fetch_pr(self.repo, number)
@@ -180,7 +183,10 @@ class GitHubSource(Source):
                 self._list_range(start, middle, zone, found)
                 self._list_range(middle, end, zone, found)
                 return
+            base = self.base_branch or search.get("default_branch")
             for node in search.get("nodes") or []:
+                if node and base and node.get("baseRefName") not in (None, base):
+                    continue
                 if node and node.get("number") and node.get("mergedAt"):
                     found[node["number"]] = Listed(
                         node["number"],
@@ -201,7 +207,8 @@ class GitHubSource(Source):
         if errors or not data.get("search"):
             raise GitHubError(f"GitHub could not list the PRs of {self.repo}: {messages(errors)}")
         found: dict[str, Any] = data["search"]
-        return found
+        branch = ((data.get("repository") or {}).get("defaultBranchRef") or {}).get("name")
+        return {**found, "default_branch": branch}
 
     def fetch_listed(self, listed: Iterable[Listed]) -> FetchOutcome:
         """Read the listed PRs in batches; what cannot be read is reported, never dropped."""

@@ -123,10 +123,10 @@ class GitHubClient:
         self.budgets: dict[str, RateBudget] = {}  # by resource: "graphql", "core"
         self._costs: dict[str, int] = {}  # last cost GitHub charged for each query
 
-    def source(self, repo: str) -> GitHubSource:
+    def source(self, repo: str, base_branch: str | None = None) -> GitHubSource:
         from prdigest.sources.github import GitHubSource
 
-        return GitHubSource(self, repo)
+        return GitHubSource(self, repo, base_branch)
 
     # --- requests -------------------------------------------------------------
 

@@ -56,11 +56,11 @@ PR_FRAGMENT = (
 
 LIST_QUERY = f"""query ListMerged($owner: String!, $name: String!, $query: String!, $after: String) {{
   {RATE_LIMIT}
-  repository(owner: $owner, name: $name) {{ nameWithOwner }}
+  repository(owner: $owner, name: $name) {{ nameWithOwner defaultBranchRef {{ name }} }}
   search(query: $query, type: ISSUE, first: 100, after: $after) {{
     issueCount
     pageInfo {{ hasNextPage endCursor }}
-    nodes {{ ... on PullRequest {{ id number updatedAt mergedAt }} }}
+    nodes {{ ... on PullRequest {{ id number updatedAt mergedAt baseRefName }} }}
   }}
 }}"""
 

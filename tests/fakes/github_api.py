@@ -150,6 +150,7 @@ LABELS = ("bug", "enhancement", "performance", "docs", "ci")
 class FakeRepo:
     name: str
     prs: dict[int, FakePR] = field(default_factory=dict)
+    default_branch: str = "main"
 
     def add(self, number: int | None = None, **fields: Any) -> FakePR:
         number = number or max(self.prs, default=0) + 1
@@ -450,6 +451,11 @@ class _Root:
             "id": f"R_{repo.name}",
             "name": name,
             "nameWithOwner": repo.name,
+            "defaultBranchRef": {
+                "__typename": "Ref",
+                "id": f"REF_{repo.default_branch}",
+                "name": repo.default_branch,
+            },
             "isFork": False,
             "pullRequest": lambda number: self._pr(
                 repo.prs.get(number), f"Could not resolve to a PullRequest with the number of {number}."
