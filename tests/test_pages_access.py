@@ -115,9 +115,8 @@ def test_the_default_app_uses_the_default_ttl(demo_store: Store, report_id: int)
     seen: list[str] = []
     environ = {"PATH_INFO": f"/reports/{page_token(demo_store, report_id)}", "REQUEST_METHOD": "GET"}
     later = datetime.now(UTC) + timedelta(days=91)
-    b"".join(
-        report_pages(demo_store, now=lambda: later)(environ, lambda status, headers: seen.append(status))
-    )
+    app = report_pages(demo_store, WebSettings(), now=lambda: later)
+    b"".join(app(environ, lambda status, headers: seen.append(status)))
     assert seen == ["410 Gone"]
 
 

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.bot.pages import report_pages
 from prdigest.cli import cli
-from prdigest.config import load_settings
+from prdigest.config import WebSettings, load_settings
 from prdigest.errors import ConfigError, SourceError
 from prdigest.handlers import Context, Reply, Services, handle
 from prdigest.logs import setup_logging
@@ -268,7 +268,7 @@ def test_no_secret_on_a_report_page(tmp_path: Path) -> None:
     report_id = store.save_report(planted.model_copy(update={"id": None}))
     seen: list[str] = []
     environ = {"PATH_INFO": f"/reports/{page_token(store, report_id)}", "REQUEST_METHOD": "GET"}
-    page = b"".join(report_pages(store)(environ, lambda status, headers: seen.append(status)))
+    page = b"".join(report_pages(store, WebSettings())(environ, lambda status, headers: seen.append(status)))
     assert seen == ["200 OK"] and b"<html" in page.lower()
     assert_clean(page.decode())
     store.close()

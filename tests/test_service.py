@@ -17,6 +17,7 @@ import pytest
 from serve_support import wait_until
 
 from prdigest.bot.connector import Connector, Part
+from prdigest.bot.pages import page_link
 from prdigest.bot.service import Service, sync_config_subscriptions
 from prdigest.config import load_settings
 from prdigest.pipeline import make_report
@@ -67,6 +68,32 @@ def test_report_pages_and_health(config: Path, tmp_path: Path) -> None:
         (sub,) = list_subscriptions(store)
         assert (sub.platform, sub.day, sub.time, sub.created_by) == ("console", "fri", "17:00", "config")
         assert service.scheduler.next_run(sub.id) is not None
+    finally:
+        service.stop()
+        store.close()
+
+
+def test_the_served_pages_follow_the_web_settings(config: Path, tmp_path: Path) -> None:
+    env = {
+        "PRDIGEST_DB": str(tmp_path / "p.db"),
+        "PRDIGEST_WEB__PAGE_ACCESS": "signed",
+        "PRDIGEST_WEB_SIGNING_KEY": "a-key-for-the-test",
+        "PRDIGEST_PUBLIC_URL": "https://digest.example",
+    }
+    settings = load_settings(config, env=env)
+    store = Store(settings.storage.db)
+    source = FixtureSource(demo_fixture_path())
+    report = make_report(settings, store, source, source.window, lang="en")
+    link = page_link(settings, store, report.id, "oc_team")
+    assert link is not None
+    service = Service(settings, store)
+    host, port = service.start()
+    try:
+        local = link.replace("https://digest.example", f"http://{host}:{port}")
+        assert urllib.request.urlopen(local, timeout=5).status == 200
+        with pytest.raises(urllib.error.HTTPError) as bare:  # the token alone: the signed mode holds
+            urllib.request.urlopen(local.split("?")[0], timeout=5)
+        assert bare.value.code == 403
     finally:
         service.stop()
         store.close()

@@ -35,10 +35,9 @@ Clock = Callable[[], datetime]
 
 
 def report_pages(
-    store: Store, web: WebSettings | None = None, now: Clock = lambda: datetime.now(UTC)
+    store: Store, web: WebSettings, now: Clock = lambda: datetime.now(UTC)
 ) -> Callable[..., Iterable[bytes]]:
-    """/reports/<token>: the full HTML page of a delivered report (``web``: the defaults when None)."""
-    web = web or WebSettings()
+    """/reports/<token>: the full HTML page of a delivered report, as ``web`` says (expiry, access)."""
     key = signing_key(web)  # "signed" without a key fails here, when the app is made
     ttl = timedelta(days=web.page_ttl_days)
 

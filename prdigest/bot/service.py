@@ -53,7 +53,7 @@ class Service:
         self.metrics = Metrics()
         use(self.metrics)  # this service's registry: counted into from now on, shown at /metrics
         self.web = WebApp()
-        self.web.mount("/reports", report_pages(store))
+        self.web.mount("/reports", report_pages(store, settings.web))
         self.web.mount("/metrics", self.metrics.wsgi_app)
         self.services = Services(settings=settings, store=store, source_for=source_factory(settings))
         self.core = BotCore(self.services)
