@@ -160,6 +160,13 @@ def test_an_exception_or_a_pr_quoting_the_secrets_reaches_no_reply(tmp_path: Pat
     for message in ("top 5 2026-W37", "report 2026-W37", "explain #4124", "report acme/other last week"):
         assert_clean(handle(message, CONSOLE, svc).model_dump_json())
 
+    # From the cache alone, twice: the second reply shares the memo's report, scrubbed once as built.
+    svc.source_for = lambda repo: None
+    for _ in range(2):
+        reply = handle("risks 2026-W37", CONSOLE, svc)
+        assert reply.report is not None and reply.report.stats.merged_prs == len(prs)
+        assert_clean(reply.model_dump_json())
+
     def broken(repo: str) -> Any:
         raise RuntimeError(f"bug with {LEAK}")
 

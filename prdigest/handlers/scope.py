@@ -13,6 +13,7 @@ from prdigest.i18n import texts
 from prdigest.models import Report, Subscription, Window
 from prdigest.periods import today_in
 from prdigest.pipeline import make_report
+from prdigest.redact import scrub_value
 from prdigest.storage import coverage
 from prdigest.storage.revision import revision
 from prdigest.storage.subscriptions import list_subscriptions
@@ -86,10 +87,11 @@ def week_report(
     now = svc.clock()
 
     def build() -> Report:
-        return make_report(
+        # Scrubbed once, as built: the memo shares it with every reply, which need not scrub it again.
+        return scrub_value(make_report(
             svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save,
             refresh=sync, now=now,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     # A sync, a saved report, or a period with days the cache lacks (read now, or named as missing)
     # is built; else the cache's report is shared until the cache changes (handlers/report_memo.py).
