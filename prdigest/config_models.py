@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from prdigest.models import Subscription, zone
+from prdigest.models import Subscription, SubscriptionFilters, zone
 from prdigest.redact import no_credentials, redact
 
 # A URL setting: never one with credentials in it (user:password@, ?access_token=...).
@@ -69,6 +69,10 @@ class RepoSettings(_Section):
     # report is its default branch's history.
     base_branch: str | None = Field(default=None, min_length=1)
     taxonomy: Taxonomy = Taxonomy()
+    # Which PRs every report of this repository counts (a subscription's filters narrow them further).
+    filters: SubscriptionFilters = SubscriptionFilters()
+    # Words for the LLM's prompts about this repository (read as data, within the evidence budget).
+    extra_instructions: str = Field(default="", max_length=4000)
 
     @field_validator("name")
     @classmethod
@@ -76,6 +80,15 @@ class RepoSettings(_Section):
         if not REPO_NAME.fullmatch(value):
             raise ValueError(f"{value!r} is not OWNER/NAME")
         return value
+
+
+class AttentionSettings(_Section):
+    """When an open PR needs attention (the report's "open PRs needing attention", GitHub only)."""
+
+    review_wait_days: int = Field(default=7, ge=1, le=365)  # open this long without a review
+    approved_wait_days: int = Field(default=3, ge=1, le=365)  # approved this long, not merged
+    large_lines: int = Field(default=1000, ge=1)  # this many changed lines and no review yet
+    limit: int = Field(default=10, ge=1, le=100)  # the most a report lists
 
 
 class AdminSettings(_Section):
@@ -180,6 +193,7 @@ class Settings(_Section):
     report: ReportSettings = Field(default_factory=ReportSettings)
     github: GithubSettings = Field(default_factory=GithubSettings)
     repos: list[RepoSettings] = []
+    attention: AttentionSettings = Field(default_factory=AttentionSettings)
     admins: AdminSettings = Field(default_factory=AdminSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 
 from prdigest.errors import UsageError
@@ -328,6 +328,42 @@ class LLMUsage(_Model):
     narrative: Literal["llm", "rules"] | None = None
 
 
+class OpenPR(_Model):
+    """An open pull request that needs someone: waiting for review, approved but not merged, or large
+    and unreviewed (the thresholds are [attention] settings)."""
+
+    number: int
+    title: str
+    author: str
+    url: str | None = None
+    created_at: datetime
+    additions: int = 0
+    deletions: int = 0
+    is_draft: bool = False
+    reason: Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
+    waiting_days: int = 0  # days since it was opened (waiting_review, large_unreviewed) or approved
+
+
+class Attention(_Model):
+    """What is open and needs someone now, read when the report is made (not part of the window)."""
+
+    open_prs: list[OpenPR] = []
+    default_branch: str | None = None
+    # The default branch's newest commit's checks: FAILURE or ERROR is a red main line. None: unknown.
+    default_branch_checks: ChecksState | None = None
+    read_at: datetime | None = None
+
+
+class Dismissal(_Model):
+    """An admin's word that one PR's risk label is not a risk: the label is left out of every later report."""
+
+    repo: str
+    number: int
+    label: str
+    by: str
+    at: datetime
+
+
 class Report(_Model):
     """Everything a renderer lays out. Figures are computed in code, never generated."""
 
@@ -358,6 +394,13 @@ class Report(_Model):
     # What the LLM engine spent on this report; None when the rules engine wrote it all.
     llm_usage: LLMUsage | None = None
     unavailable: list[str] = []
+    # Open PRs that need attention; None when the source cannot tell (a clone: "open_prs" is unavailable).
+    attention: Attention | None = None
+    # The risk labels admins dismissed that this report leaves out, with who dismissed them.
+    dismissed: list[Dismissal] = []
+    # A team digest: each repository's own report, in the subscription's order. The team report's figures
+    # are their sums (averages weighted by PR count); its prs, themes and risks stay in the parts.
+    parts: list[Report] = []
 
 
 # --- chat ---------------------------------------------------------------------
@@ -370,13 +413,37 @@ def weekday(name: str) -> Weekday | None:
     return next((day for day in WEEKDAYS if day == name), None)
 
 
+class SubscriptionFilters(_Model):
+    """Which merged PRs a report counts. Each list holds globs (paths) or names (labels, authors); a PR
+    counts when it matches one of a list's plain entries (an empty list: any) and none of its "!" ones.
+    ``base_branch``: the PRs merged into this branch (None: the repository's default branch)."""
+
+    paths: list[str] = []
+    labels: list[str] = []
+    authors: list[str] = []
+    base_branch: str | None = Field(default=None, min_length=1)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.paths or self.labels or self.authors or self.base_branch)
+
+
 class Subscription(_Model):
-    """A chat's weekly report of one repository. Created from the config file or from chat by an admin."""
+    """A chat's weekly report of one repository, of several (``repos``) or of every repository of an
+    ``owner`` (a team digest). Created from the config file or from chat by an admin.
+
+    ``repo`` is the subscription's name and key: OWNER/NAME, the team's repositories joined by ",", or
+    "org:OWNER"; it is derived from ``repos`` or ``owner`` when they are given."""
 
     id: int | None = None
     platform: Literal["lark", "slack", "console"]
     chat_id: str
-    repo: str
+    repo: str = ""
+    repos: list[str] = []
+    owner: str | None = None
+    filters: SubscriptionFilters = SubscriptionFilters()
+    # Risk labels (rules) this subscription's reports leave out: `mute RULE`.
+    muted: list[str] = []
     source: Literal["github", "git"] = "github"
     git_path: str | None = None
     day: Weekday = "mon"
@@ -395,3 +462,22 @@ class Subscription(_Model):
             return zone(value).key
         except UsageError as exc:  # a validation error, so config files can name the key and line
             raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Subscription:
+        named = [bool(self.repos), self.owner is not None]
+        if sum(named) > 1:
+            raise ValueError("name either repos or owner, not both")
+        if len(self.repos) == 1:  # one repository is not a team
+            self.repo, self.repos = self.repos[0], []
+        elif self.repos:
+            self.repo = ",".join(self.repos)
+        elif self.owner is not None:
+            self.repo = f"org:{self.owner}"
+        if not self.repo:
+            raise ValueError("name a repository (repo), several (repos) or an owner")
+        return self
+
+    @property
+    def is_team(self) -> bool:
+        return bool(self.repos) or self.owner is not None

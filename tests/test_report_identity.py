@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "6ee5c08e8be8589e162a0c4d9e63698f31b8b17198cd3b309224f72ddc973e92",
-    "demo-en": "31c4b154c6d11456eb239985320ec84dae90ee23d39177b2b78658dab02d4fad",
-    "2000-zh": "ef028b85ac2fe678cf836efe1b4c3684bb51d5d7065cecdabde61c8639159842",
-    "2000-en": "36448d2c4018dd3b752448256b5f17e6c32e4f1d75e1d97d29c0cac3e5c2b333",
+    "demo-zh": "9fee860a819eb1fc435abd39867b8b615fdcb7122d96ade3b00fc1cdc2c05fb4",
+    "demo-en": "a7c2332dcd963e04a17b162881b179c23bc1073a54256d5e4145b7158f4b38b5",
+    "2000-zh": "f33d33769f7cbbd0eeca7510ef4472f1a43ce2ae68f96d6cdc0e17063b7f8fe9",
+    "2000-en": "071ea1811e34a95673bbe6ae095de0abe66b0c3af8d71a4ab2f0653d2e38e15f",
 }
 
 

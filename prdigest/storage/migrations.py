@@ -280,3 +280,17 @@ def m015_llm_runs(db: Database) -> None:
         {"run_id": str, "endpoint": str, "model": str, "started_at": str}, pk="run_id"
     )
     db.table("llm_runs").create_index(["endpoint"])
+
+
+@migration
+def m016_dismissals(db: Database) -> None:
+    # An admin's `dismiss #N RULE`: that PR's label is left out of every later report.
+    db.table("dismissals").create(
+        {"repo": str, "number": int, "label": str, "by": str, "at": str}, pk=("repo", "number", "label")
+    )
+
+
+@migration
+def m017_repo_files(db: Database) -> None:
+    # The repository's own .prdigest.toml as its source last read it ("" when it has none).
+    db.table("repo_files").create({"repo": str, "text": str, "read_at": str}, pk="repo")
