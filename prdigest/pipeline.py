@@ -24,6 +24,7 @@ from prdigest.models import (
     PRAnalysis,
     PullRequest,
     Report,
+    Subscription,
     Window,
     iso_week_label,
     numbered,
@@ -333,9 +334,12 @@ def make_report(
     use_llm: bool = True,
     refresh: bool = True,
     now: datetime | None = None,
+    subscription: Subscription | None = None,
 ) -> Report:
     """Read the window from the source into the cache (all of it when ``refresh``, else only the days the
-    cache lacks), analyse it, build the report from the cache; days no source gave are named."""
+    cache lacks), analyse it, build the report from the cache; days no source gave are named.
+
+    A ``subscription``'s filters and muted rules shape the report it is sent (never the cache)."""
     name = repo or (source.repo if source else "")
     lang = lang or settings.report.language
     now = now or datetime.now(UTC)

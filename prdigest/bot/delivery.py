@@ -160,7 +160,9 @@ def _build(settings: Settings, store: Store, sub: Subscription, window: Window) 
     """The subscription's report, saved, and the address of its page when there is a public URL."""
     source = subscription_source(settings, sub)
     # Scrubbed as every other output is: PR text and warnings may quote a configured secret.
-    report = make_report(settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True)
+    report = make_report(
+        settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True, subscription=sub
+    )
     report = scrub_value(report)
     report.card_prs = sub.top_n  # what the card lists, never what the figures count
     return report, page_link(settings, store, report.id, sub.chat_id)

@@ -21,6 +21,8 @@ from prdigest.models import PullRequest, Window
 
 if TYPE_CHECKING:
     from prdigest.config import Settings
+    from prdigest.config_models import AttentionSettings
+    from prdigest.models import Attention
     from prdigest.storage import Store
 
 
@@ -71,6 +73,16 @@ class Source(Protocol):
         (a partial read). A source that reads in batches gives ``each_batch`` each batch as it stores it
         (the pipeline analyses it while the source reads on); one that does not may ignore it."""
         return read_complete(store, self, window, each_batch=each_batch)
+
+    def attention(self, thresholds: AttentionSettings, now: datetime) -> Attention | None:
+        """The open PRs that need someone now, and the default branch's checks; None when the source
+        cannot tell (a clone knows nothing of open PRs)."""
+        return None
+
+    def repo_file(self) -> str | None:
+        """The text of the repository's own ``.prdigest.toml``: "" when it has none, None when the
+        source cannot read it."""
+        return None
 
 
 def read_complete(
