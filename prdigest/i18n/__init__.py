@@ -11,7 +11,7 @@ from datetime import date
 from functools import cache
 from typing import Literal
 
-from prdigest.i18n import cards, chat, report, rules, stories
+from prdigest.i18n import cards, chat, noise, repo_config, report, rules, sections, stories, team
 from prdigest.i18n.report import RISK_NAMES
 from prdigest.models import is_iso_week
 
@@ -24,7 +24,8 @@ def detect_lang(text: str) -> Literal["zh", "en"]:
     return "zh" if _CJK.search(text) else "en"
 
 
-_PARTS = (report.TEXT, stories.TEXT, rules.TEXT, cards.TEXT, chat.TEXT)
+_PARTS = (report.TEXT, stories.TEXT, rules.TEXT, cards.TEXT, chat.TEXT, team.TEXT, sections.TEXT, noise.TEXT,
+          repo_config.TEXT)  # fmt: skip
 
 
 @cache
