@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from prdigest.analysis.continuity import continue_themes
 from prdigest.analysis.followups import follow_risks
 from prdigest.analysis.history import chart_periods, trend_periods
+from prdigest.analysis.noise import Noise, noise_for, totals
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
 from prdigest.analysis.rules_cache import cached_analyses, window_analyses
 from prdigest.analysis.trend import Figures, stats_figures, trend
@@ -151,16 +152,20 @@ def earlier_periods(
 
 
 def earlier_figures(
-    store: Store, repo: str, periods: list[Window], settings: Settings, lang: str
+    store: Store, repo: str, periods: list[Window], settings: Settings, lang: str, noise: Noise
 ) -> list[Figures]:
-    """Each period's figures: the counts in SQL, key PRs and risks from the rules engine's (cached)
-    analyses, by the report's own rules."""
+    """Each period's figures: the counts in SQL (from the PRs the ``noise`` filters count, when they
+    narrow), key PRs and risks from the rules engine's (cached) analyses, by the report's own rules."""
     taxonomy = settings.repo(repo).taxonomy
     out: list[Figures] = []
     for period, (prs, additions, deletions, authors) in zip(
         periods, store.period_figures(repo, periods), strict=True
     ):
-        analyses = analyse_window(store, repo, period, taxonomy, lang)
+        counted = None
+        if noise.narrows:  # the counts of the PRs the filters keep, as the report's own
+            kept = noise.keep(store.prs_in_window(repo, period, excerpts=False))
+            (prs, additions, deletions, authors), counted = totals(kept)
+        analyses, _ = noise.quiet(analyse_window(store, repo, period, taxonomy, lang), counted)
         key = key_numbers(analyses, analyses, settings.report)
         counts = dict(
             merged_prs=prs, key_prs=len(key), additions=additions, deletions=deletions, authors=authors
@@ -275,13 +280,16 @@ def _compute(
     lang: str,
     use_llm: bool,
     earlier: list[Window],
+    noise: Noise,
 ) -> Report:
     """The report of the window in the cache, compared with the ``earlier`` periods (complete in the
-    cache); its PRs and analyses are dropped on return (a large window's are hundreds of MB, and the
-    report is saved and rendered next)."""
+    cache), of the PRs the ``noise`` filters count, without its muted and dismissed labels; its PRs and
+    analyses are dropped on return (a large window's are hundreds of MB, and the report is saved and
+    rendered next)."""
     taxonomy = settings.repo(name).taxonomy
     # The report shows no diff: its PRs are read without them (a large window's are hundreds of MB).
-    prs = store.prs_in_window(name, window, excerpts=False)
+    prs = noise.keep(store.prs_in_window(name, window, excerpts=False))
+    counted = {p.number for p in prs if p.number is not None}
     if source is not None:
         unavailable = source.unavailable
     else:
@@ -291,8 +299,9 @@ def _compute(
     analyses = analyse_window(store, name, window, taxonomy, lang)
     engine = None
     if settings.llm is not None and use_llm:
-        full = store.prs_in_window(name, window)  # the model reads the diffs
+        full = noise.keep(store.prs_in_window(name, window))  # the model reads the diffs
         analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang)
+    analyses, dismissed = noise.quiet(analyses, counted if noise.narrows else None)
     progress().phase("building the report")
     report = build_report(
         name,
@@ -309,15 +318,18 @@ def _compute(
         progress().phase("writing the narrative")
         report = engine.narrate(report, analyses)
         report.llm_usage = engine.usage()
+    report.dismissed = dismissed
     if earlier:
         report.stats.trend = trend(
-            stats_figures(report.stats), earlier_figures(store, name, earlier, settings, lang)
+            stats_figures(report.stats), earlier_figures(store, name, earlier, settings, lang, noise)
         )
-        before = [p for period in earlier for p in store.prs_in_window(name, period, excerpts=False)]
+        before = noise.keep(
+            p for period in earlier for p in store.prs_in_window(name, period, excerpts=False)
+        )
         continue_themes(report.themes, prs, before)
         llm = settings.llm if use_llm else None  # the model confirms what the rules found addressed
         followed = follow_risks(store, name, window, earlier, taxonomy, lang, settings.report, llm)
-        report.risk_followups = followed
+        report.risk_followups = noise.followups(followed, counted | {p.number for p in before if p.number})
     return report
 
 
@@ -371,7 +383,8 @@ def make_report(
         warnings, gaps = read_missing(store, source, name, window, now, analyse_batch)
     warnings += [missing_text(gaps, name, lang)] if gaps else []
     earlier = earlier_periods(store, source, name, window, now)
-    report = _compute(settings, store, source, name, window, lang, use_llm, earlier)
+    noise = noise_for(settings, store, name, subscription)
+    report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
     report.history = history(store, source, name, window, now)
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
     newest = newest_merged(store, source, name) if empty else None

@@ -1,0 +1,158 @@
+"""What a report leaves out: the PRs its filters drop, the risk labels its subscription muted, and the
+labels admins dismissed on one PR. They shape the report, never the cache.
+
+Filters (`SubscriptionFilters`: the repository's [[repos]] ones AND the subscription's; a PR must pass both):
+
+- paths: a PR counts when one of its files is selected: it matches a plain glob (any file, when no plain
+  glob is given) and no "!" glob. So ``["!docs/**"]`` drops a PR whose files are all under docs/, and
+  ``["src/**", "!src/gen/**"]`` a PR that touches nothing of src/ but generated code. Globs are the
+  taxonomy's (`path_kinds.matches`: fnmatch, "**/" also matches at the top). A PR whose files are unknown
+  (or empty) passes: there is nothing to judge it by.
+- labels and authors: names, compared without case; a PR counts when it carries one of the plain names
+  (any, when none is given) and none of the "!" ones. A PR whose labels are unknown (a clone's PRs: git
+  knows no labels) passes: a label filter would otherwise empty every report of a clone.
+- base_branch: a PR merged into another branch than the wanted one (the subscription's, else the
+  repository's filters', else its [[repos]] base_branch) is dropped; a PR whose branch is unknown passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from prdigest.config import Settings
+from prdigest.i18n import LANGUAGES, risk_name, texts
+from prdigest.models import (
+    Dismissal,
+    PRAnalysis,
+    PullRequest,
+    RiskFollowup,
+    RiskLabel,
+    Subscription,
+    SubscriptionFilters,
+)
+from prdigest.path_kinds import matches
+from prdigest.storage import Store
+from prdigest.storage.dismissals import list_dismissals
+
+
+@dataclass(frozen=True)
+class Noise:
+    """A report's filters, muted labels and the repository's dismissals (see the module's docstring)."""
+
+    filters: tuple[SubscriptionFilters, ...] = ()
+    base_branch: str | None = None
+    muted: frozenset[str] = frozenset()
+    dismissals: tuple[Dismissal, ...] = ()
+
+    @property
+    def narrows(self) -> bool:
+        """Whether the filters may drop a PR (else every PR of the cache counts)."""
+        return self.base_branch is not None or any(not f.empty for f in self.filters)
+
+    def counts(self, pr: PullRequest) -> bool:
+        if self.base_branch is not None and pr.base_branch not in (None, self.base_branch):
+            return False
+        return all(
+            _paths_pass(pr, f.paths)
+            and _names_pass(pr.labels, f.labels)
+            and _names_pass([pr.author], f.authors)
+            for f in self.filters
+        )
+
+    def keep(self, prs: Iterable[PullRequest]) -> list[PullRequest]:
+        return [pr for pr in prs if self.counts(pr)] if self.narrows else list(prs)
+
+    def silences(self, number: int, label: str) -> Dismissal | bool:
+        """True for a muted label, the dismissal of a dismissed one, else False."""
+        if label in self.muted:
+            return True
+        return next((d for d in self.dismissals if d.number == number and d.label == label), False)
+
+    def quiet(
+        self, analyses: dict[int, PRAnalysis], numbers: set[int] | None = None
+    ) -> tuple[dict[int, PRAnalysis], list[Dismissal]]:
+        """The analyses of ``numbers`` (all: None) without their muted and dismissed labels (nor the
+        reviewer's points the rules drew from them), and the dismissals that took a label off."""
+        out: dict[int, PRAnalysis] = {}
+        applied: list[Dismissal] = []
+        for number, analysis in analyses.items():
+            if numbers is not None and number not in numbers:
+                continue
+            gone = [(r, self.silences(number, r.label)) for r in analysis.risks]
+            gone = [(r, why) for r, why in gone if why]
+            applied += [why for _, why in gone if isinstance(why, Dismissal)]
+            if gone:
+                dropped = [r for r, _ in gone]
+                analysis = analysis.model_copy(
+                    update={
+                        "risks": [r for r in analysis.risks if r not in dropped],
+                        "watch": [w for w in analysis.watch if not any(_about(w, r) for r in dropped)],
+                    }
+                )
+            out[number] = analysis
+        return out, applied
+
+    def followups(self, followups: list[RiskFollowup], counted: set[int]) -> list[RiskFollowup]:
+        """The earlier weeks' risks still followed: not muted, on a PR the filters count, not dismissed
+        on each of its PRs."""
+        return [
+            f
+            for f in followups
+            if f.label not in self.muted
+            and (not self.narrows or counted.intersection(f.prs))
+            and not all(self.silences(n, f.label) for n in f.prs)
+        ]
+
+
+def noise_for(settings: Settings, store: Store, repo: str, subscription: Subscription | None) -> Noise:
+    """What ``repo``'s report for ``subscription`` (None: no subscription) leaves out."""
+    configured = settings.repo(repo)
+    filters = [configured.filters, *([subscription.filters] if subscription else [])]
+    wanted = [f.base_branch for f in reversed(filters)] + [configured.base_branch]
+    return Noise(
+        filters=tuple(f for f in filters if not f.empty),
+        base_branch=next((b for b in wanted if b), None),
+        muted=frozenset(subscription.muted if subscription else ()),
+        dismissals=tuple(list_dismissals(store, repo)),
+    )
+
+
+def _paths_pass(pr: PullRequest, globs: list[str]) -> bool:
+    if not globs or not pr.files:
+        return True
+    plain = [g for g in globs if not g.startswith("!")]
+    excluded = [g[1:] for g in globs if g.startswith("!")]
+    return any((not plain or matches(f.path, plain)) and not matches(f.path, excluded) for f in pr.files)
+
+
+def _names_pass(have: list[str] | None, wanted: list[str]) -> bool:
+    if not wanted or have is None:
+        return True
+    names = {h.casefold() for h in have}
+    plain = {w.casefold() for w in wanted if not w.startswith("!")}
+    excluded = {w[1:].casefold() for w in wanted if w.startswith("!")}
+    return (not plain or bool(names & plain)) and not names & excluded
+
+
+def _about(point: str, risk: RiskLabel) -> bool:
+    """Whether a reviewer's point was drawn from this risk (the rules' texts, in either language)."""
+    return risk.evidence in point or any(_point_text(risk.label, lang).search(point) for lang in LANGUAGES)
+
+
+@cache
+def _point_text(label: str, lang: str) -> re.Pattern[str]:
+    t = texts(lang)
+    template = t.get(f"w_{label.removesuffix('_path')}", t["watch"].replace("{evidence}", "{what}"))
+    text = template.replace("{risk}", risk_name(label, lang))
+    return re.compile(".*".join(re.escape(part) for part in text.split("{what}")))
+
+
+def totals(prs: list[PullRequest]) -> tuple[tuple[int, int, int, int], set[int]]:
+    """Merged PRs, additions, deletions and authors of ``prs`` (as `Store.period_figures` counts them), and
+    the PRs' numbers."""
+    merged = [p for p in prs if p.number is not None]
+    counts = (len(merged), sum(p.additions for p in merged), sum(p.deletions for p in merged))
+    return (*counts, len({p.author for p in merged})), {p.number for p in merged if p.number is not None}
