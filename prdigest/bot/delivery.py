@@ -31,6 +31,7 @@ from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Subscription, Window, iso_week_label
 from prdigest.pipeline import make_report, open_source
+from prdigest.pipeline_team import make_team_report
 from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
@@ -157,14 +158,19 @@ def deliver_subscription(
 
 
 def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:
-    """The subscription's report, saved, and the address of its page when there is a public URL."""
-    source = subscription_source(settings, sub)
+    """The subscription's report (a team's: its repositories' in one), saved, and the address of its page
+    when there is a public URL."""
+    if sub.is_team:
+        report = make_team_report(settings, store, sub, window, save=True)
+    else:
+        source = subscription_source(settings, sub)
+        report = make_report(
+            settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True, subscription=sub
+        )
     # Scrubbed as every other output is: PR text and warnings may quote a configured secret.
-    report = make_report(
-        settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True, subscription=sub
-    )
     report = scrub_value(report)
-    report.card_prs = sub.top_n  # what the card lists, never what the figures count
+    for shown in (report, *report.parts):
+        shown.card_prs = sub.top_n  # what the card lists, never what the figures count
     return report, page_link(settings, store, report.id, sub.chat_id)
 
 
