@@ -9,7 +9,7 @@ import graphql
 import pytest
 from fakes.github_api import SCHEMA_PATH
 
-from prdigest.sources import github
+from prdigest.sources import github, github_queries
 
 GITHUB_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "github" / "schema.graphql"
 NODE_LIMIT = 500_000  # GitHub's limit on the nodes one request may ask for
@@ -22,6 +22,8 @@ QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     "one": (github.PR_QUERY, {}),
     # Threads carry a nested list: the largest follow-up.
     "follow-up": (github.follow_up_query(["reviewThreads"] * github.FOLLOW_UPS_PER_REQUEST), {}),
+    "open": (github_queries.OPEN_QUERY, {}),
+    "owner": (github_queries.OWNER_REPOS_QUERY, {}),
 }
 
 

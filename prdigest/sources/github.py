@@ -3,7 +3,9 @@
 Three GraphQL shapes do the work (github_queries.py): a cheap search that lists the PRs merged in a
 window (number, node id, updatedAt), a batch that reads up to 50 PRs in full by
 node id, and follow-up pages for the few PRs whose files, reviews, threads or
-comments overflow the first page. A diff is one REST request, capped and cached.
+comments overflow the first page. A diff is one REST request, capped and cached. What is open now (the
+PRs that need someone, the default branch's checks, the repository's .prdigest.toml) is one more request
+(github_open.py); an owner's repositories are listed a page of 100 at a time.
 
 The client and its retries are in github_client.py (the one module that touches PyGithub), the mapping
 of GraphQL nodes to models in github_models.py; the names tests and callers use are importable here.
@@ -11,6 +13,7 @@ of GraphQL nodes to models in github_models.py; the names tests and callers use 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from prdigest.models import PullRequest, Window
+from prdigest.models import Attention, PullRequest, Window
 from prdigest.progress import progress
 from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.github_client import (
@@ -50,6 +53,7 @@ from prdigest.sources.github_queries import (
     FOLLOW_UP_PAGE,
     FOLLOW_UPS_PER_REQUEST,
     LIST_QUERY,
+    OWNER_REPOS_QUERY,
     PR_FRAGMENT,
     PR_QUERY,
     RATE_LIMIT,
@@ -57,6 +61,9 @@ from prdigest.sources.github_queries import (
 )
 
 if TYPE_CHECKING:
+    from prdigest.config import Settings
+    from prdigest.config_models import AttentionSettings
+    from prdigest.sources.github_open import OpenState
     from prdigest.storage import Store
 
 __all__ = [
@@ -86,10 +93,12 @@ __all__ = [
     "RateBudget",
     "follow_up_query",
     "make_client",
+    "owner_repositories",
     "to_pull_request",
 ]
 
 SEARCH_LIMIT = 1000  # the search API returns at most this many results per query
+OWNER_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?")  # GitHub's logins
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,22 @@ class GitHubSource(Source):
         # The branch a PR must be merged into to count (None: the default branch, as GitHub names it):
         # a PR merged into a release branch is not a change of the project's main line.
         self.base_branch = base_branch
+        self._open: OpenState | None = None  # what is open now: read once, by the first to ask
+
+    def attention(self, thresholds: AttentionSettings, now: datetime) -> Attention | None:
+        from prdigest.sources.github_open import attention
+
+        return attention(self._open_state(), thresholds, now)
+
+    def repo_file(self) -> str | None:
+        return self._open_state().repo_file
+
+    def _open_state(self) -> OpenState:
+        from prdigest.sources.github_open import read_open
+
+        if self._open is None:
+            self._open = read_open(self.client, self.repo)
+        return self._open
 
     def fetch_pr(self, number: int) -> PullRequest | None:
         return self.client.fetch_pr(self.repo, number)
@@ -259,6 +284,40 @@ class GitHubSource(Source):
         outcome.skipped.extend(completed.skipped)
         outcome.reason = outcome.reason or completed.reason
         return outcome
+
+
+def owner_repositories(settings: Settings, owner: str) -> list[str]:
+    """OWNER/NAME of every repository a user or organization owns, forks and archived ones left out,
+    sorted by name."""
+    if not OWNER_LOGIN.fullmatch(owner or ""):
+        raise GitHubError(f"{owner!r} is not a GitHub user or organization name")
+    client = make_client(settings)
+    found: list[str] = []
+    after: str | None = None
+    while True:
+        data, errors = client.graphql(OWNER_REPOS_QUERY, {"login": owner, "after": after}, purpose="owner")
+        found_owner = data.get("repositoryOwner")
+        if found_owner is None:
+            if errors and any(e.get("type") != "NOT_FOUND" for e in errors):
+                raise GitHubError(f"GitHub could not list the repositories of {owner}: {messages(errors)}")
+            raise GitHubNotFound(
+                f"GitHub has no user or organization {owner!r} at {client.url}, or the token cannot see it"
+            )
+        page = found_owner.get("repositories") or {}
+        prefix = f"{found_owner.get('login') or owner}/".lower()
+        found += [
+            node["nameWithOwner"]
+            for node in page.get("nodes") or []
+            if node
+            and not node.get("isFork")
+            and not node.get("isArchived")
+            # A user's list may hold repositories they only collaborate on.
+            and node["nameWithOwner"].lower().startswith(prefix)
+        ]
+        info = page.get("pageInfo") or {}
+        if not info.get("hasNextPage"):
+            return sorted(found, key=str.lower)
+        after = info["endCursor"]
 
 
 def _stamp(moment: datetime, zone: ZoneInfo) -> str:

@@ -55,13 +55,13 @@ def to_pull_request(repo: str, node: dict[str, Any]) -> PullRequest:
         sha=(node.get("mergeCommit") or {}).get("oid"),
         title=title,
         body=body,
-        author=_login(node.get("author")),
+        author=login_of(node.get("author")),
         author_association=node.get("authorAssociation"),
         labels=_listed(node, "labels", lambda label: label["name"]),
         created_at=parse_time(node.get("createdAt")),
         merged_at=merge_time(node["mergedAt"]),
         # Asked and null: a deleted account; not asked: unknown.
-        merged_by=_login(node["mergedBy"]) if "mergedBy" in node else None,
+        merged_by=login_of(node["mergedBy"]) if "mergedBy" in node else None,
         base_branch=node.get("baseRefName"),
         additions=node.get("additions") or 0,
         deletions=node.get("deletions") or 0,
@@ -89,7 +89,7 @@ def _listed(node: dict[str, Any], name: str, convert: Callable[[dict[str, Any]],
     return [convert(item) for item in _nodes(node, name)]
 
 
-def _login(actor: dict[str, Any] | None) -> str:
+def login_of(actor: dict[str, Any] | None) -> str:
     """The actor's login; "ghost" for a deleted account; bots as GitHub's REST API names them."""
     login = (actor or {}).get("login") or "ghost"
     if (actor or {}).get("__typename") == "Bot" and not login.endswith("[bot]"):
@@ -97,8 +97,8 @@ def _login(actor: dict[str, Any] | None) -> str:
     return login
 
 
-def _is_bot(actor: dict[str, Any] | None) -> bool:
-    return _login(actor).endswith("[bot]")
+def is_bot(actor: dict[str, Any] | None) -> bool:
+    return login_of(actor).endswith("[bot]")
 
 
 def _file(node: dict[str, Any]) -> FileChange:
@@ -112,11 +112,11 @@ def _file(node: dict[str, Any]) -> FileChange:
 
 def _review(node: dict[str, Any]) -> Review:
     return Review(
-        author=_login(node.get("author")),
+        author=login_of(node.get("author")),
         state=node["state"],
         body=node.get("body") or "",
         submitted_at=parse_time(node.get("submittedAt")),
-        is_bot=_is_bot(node.get("author")),
+        is_bot=is_bot(node.get("author")),
     )
 
 
@@ -126,24 +126,28 @@ def _thread(node: dict[str, Any]) -> ReviewThread:
         path=node.get("path"),
         is_resolved=bool(node.get("isResolved")),
         is_outdated=bool(node.get("isOutdated")),
-        author=_login(first.get("author")) if first else None,
+        author=login_of(first.get("author")) if first else None,
         body=(first or {}).get("body") or "",
     )
 
 
 def _comment(node: dict[str, Any]) -> Comment:
     return Comment(
-        author=_login(node.get("author")),
+        author=login_of(node.get("author")),
         body=node.get("body") or "",
         created_at=parse_time(node.get("createdAt")),
-        is_bot=_is_bot(node.get("author")),
+        is_bot=is_bot(node.get("author")),
     )
 
 
 def _checks(last_commit: dict[str, Any]) -> ChecksState | None:
     """The check runs and statuses of the merged head commit; None when GitHub reports none."""
     commits = [n for n in (last_commit.get("nodes") or []) if n]
-    rollup = ((commits[-1] if commits else {}).get("commit") or {}).get("statusCheckRollup")
+    return rollup_checks(((commits[-1] if commits else {}).get("commit") or {}).get("statusCheckRollup"))
+
+
+def rollup_checks(rollup: dict[str, Any] | None) -> ChecksState | None:
+    """A commit's check runs and statuses, failing and skipped by name; None when GitHub reports none."""
     if not rollup or not rollup.get("state"):
         return None
     failing, skipped = [], []

@@ -27,12 +27,13 @@ BATCH_SIZE = 50  # PRs per batch request
 # at most this many times (50 -> 25 -> 12), before the sync stops as for an outage.
 BATCH_SPLITS = 2
 
-# The merged head commit: its check runs and statuses. totalCount is the PR's commit count.
-_CHECKS = (
-    "lastCommit: commits(last: 1) { totalCount nodes { commit { statusCheckRollup { state "
-    "contexts(first: 100) { nodes { __typename ... on CheckRun { name conclusion status } "
-    "... on StatusContext { context state } } } } } } }"
+# A commit's check runs and statuses.
+_ROLLUP = (
+    "statusCheckRollup { state contexts(first: 100) { nodes { __typename ... on CheckRun { name conclusion "
+    "status } ... on StatusContext { context state } } } }"
 )
+# The merged head commit's checks. totalCount is the PR's commit count.
+_CHECKS = f"lastCommit: commits(last: 1) {{ totalCount nodes {{ commit {{ {_ROLLUP} }} }} }}"
 
 
 def _connection(name: str, first: int, after: str | None = None) -> str:
@@ -85,3 +86,42 @@ def follow_up_query(connections: Sequence[str]) -> str:
         f"  o{i}: node(id: $id{i}) {{ ... on PullRequest {{ {page} }} }}" for i, page in enumerate(pages)
     )
     return f"query FollowUp({params}) {{\n  {RATE_LIMIT}\n{fields}\n}}"
+
+
+REPO_FILE = ".prdigest.toml"  # a repository's own settings, read at its default branch's head
+OPEN_PR_LIMIT = 100  # open PRs read for the attention section: one page, the oldest first
+OPEN_REVIEWS = 50  # each open PR's latest reviews
+
+# One request per repository: its open PRs (the oldest first), its default branch's head checks and
+# its .prdigest.toml. ``$query`` is "repo:OWNER/NAME is:pr is:open sort:created-asc".
+OPEN_QUERY = f"""query OpenPullRequests($owner: String!, $name: String!, $query: String!) {{
+  {RATE_LIMIT}
+  repository(owner: $owner, name: $name) {{
+    nameWithOwner
+    defaultBranchRef {{ name target {{ __typename ... on Commit {{ oid {_ROLLUP} }} }} }}
+    repoFile: object(expression: "HEAD:{REPO_FILE}") {{ __typename ... on Blob {{ text isBinary }} }}
+  }}
+  search(query: $query, type: ISSUE, first: {OPEN_PR_LIMIT}) {{
+    issueCount
+    nodes {{ ... on PullRequest {{
+      number title url createdAt isDraft additions deletions reviewDecision {_ACTOR}
+      reviews(last: {OPEN_REVIEWS}) {{ nodes {{ state submittedAt {_ACTOR} }} }}
+    }} }}
+  }}
+}}"""
+
+OWNER_PAGE = 100  # repositories per page of an owner's list
+
+# An owner's own repositories, a page at a time (forks and archived ones left out by GitHub; the
+# source checks again).
+OWNER_REPOS_QUERY = f"""query OwnerRepositories($login: String!, $after: String) {{
+  {RATE_LIMIT}
+  repositoryOwner(login: $login) {{
+    login
+    repositories(first: {OWNER_PAGE}, after: $after, isFork: false, isArchived: false,
+                 orderBy: {{field: NAME, direction: ASC}}) {{
+      pageInfo {{ hasNextPage endCursor }}
+      nodes {{ nameWithOwner isFork isArchived }}
+    }}
+  }}
+}}"""

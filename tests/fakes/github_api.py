@@ -6,7 +6,10 @@ at most 1,000 search results (``issueCount`` stays the true count), sends the
 X-RateLimit-* headers and spends a budget per resource, and answers an unknown
 repository with NOT_FOUND. It counts requests per path and can be told to fail:
 ``fail("502")``, ``fail("timeout")``, ``fail("secondary")``, ``fail("exhaust")``,
-``fail("rate-limited")``; ``FakePR.broken`` makes one PR unreadable.
+``fail("rate-limited")``; ``FakePR.broken`` makes one PR unreadable. Open PRs (``is_open``, drafts,
+review decisions), a default branch's head checks (``FakeRepo.head_checks``), files at HEAD
+(``FakeRepo.files``) and owners' repository lists (forks, archived ones) answer the open-PR and owner
+queries.
 
     with FakeGitHub() as fake:
         fake.add_repo(FakeRepo.generate("acme/rocket", ...))
@@ -89,7 +92,7 @@ class FakePR:
     number: int
     title: str
     created_at: datetime
-    merged_at: datetime | None  # None: closed without merging
+    merged_at: datetime | None  # None: closed without merging, or open
     updated_at: datetime
     author: str | None = "alice"
     body: str = ""
@@ -107,6 +110,9 @@ class FakePR:
     checks: FakeChecks | None = None
     broken: bool = False  # GraphQL fails to resolve it, like GitHub's "Something went wrong"
     huge_diff: bool = False  # the diff media type answers 406, as GitHub does past 20,000 lines
+    is_open: bool = False
+    draft: bool = False
+    review_decision: str | None = None  # APPROVED, CHANGES_REQUESTED, REVIEW_REQUIRED; None: not required
 
     @property
     def node_id(self) -> str:
@@ -151,6 +157,11 @@ class FakeRepo:
     name: str
     prs: dict[int, FakePR] = field(default_factory=dict)
     default_branch: str = "main"
+    head_checks: FakeChecks | None = None  # the default branch's head commit's checks
+    files: dict[str, str] = field(default_factory=dict)  # path -> text at the default branch's head
+    empty: bool = False  # no commit yet: no default branch, no files
+    fork: bool = False
+    archived: bool = False
 
     def add(self, number: int | None = None, **fields: Any) -> FakePR:
         number = number or max(self.prs, default=0) + 1
@@ -321,7 +332,9 @@ def _pr_node(pr: FakePR) -> dict[str, Any]:
         "mergedAt": _iso(pr.merged_at) if pr.merged_at else None,
         "updatedAt": _iso(pr.updated_at),
         "merged": pr.merged_at is not None,
-        "state": "MERGED" if pr.merged_at else "CLOSED",
+        "state": "OPEN" if pr.is_open else "MERGED" if pr.merged_at else "CLOSED",
+        "isDraft": pr.draft,
+        "reviewDecision": pr.review_decision,
         "author": _actor(pr.author),
         "authorAssociation": pr.association,
         "mergedBy": _actor(pr.merged_by) if pr.merged_at else None,
@@ -384,19 +397,49 @@ def _commits(pr: FakePR) -> list[dict[str, Any]]:
     commits: list[dict[str, Any]] = [
         {"commit": {"oid": f"{pr.number:020x}{k:020x}", "statusCheckRollup": None}} for k in range(pr.commits)
     ]
-    if pr.checks is not None:
-        contexts = [
-            {"__typename": "CheckRun", "name": name, "conclusion": conclusion, "status": "COMPLETED"}
-            for name, conclusion in pr.checks.runs
-        ] + [
-            {"__typename": "StatusContext", "context": name, "state": state}
-            for name, state in pr.checks.statuses
-        ]
-        commits[-1]["commit"]["statusCheckRollup"] = {
-            "state": pr.checks.state,
-            "contexts": lambda **a: _page(contexts, **a),
-        }
+    commits[-1]["commit"]["statusCheckRollup"] = _rollup(pr.checks)
     return commits
+
+
+def _rollup(checks: FakeChecks | None) -> dict[str, Any] | None:
+    if checks is None:
+        return None
+    contexts = [
+        {"__typename": "CheckRun", "name": name, "conclusion": conclusion, "status": "COMPLETED"}
+        for name, conclusion in checks.runs
+    ] + [{"__typename": "StatusContext", "context": name, "state": state} for name, state in checks.statuses]
+    return {"state": checks.state, "contexts": lambda **a: _page(contexts, **a)}
+
+
+def _repo_node(repo: FakeRepo, get_pr: Callable[[int], Any] | None = None) -> dict[str, Any]:
+    name = repo.name.split("/")[1]
+    head = {
+        "__typename": "Commit",
+        "id": f"C_{repo.name}",
+        "oid": "c" * 40,
+        "statusCheckRollup": _rollup(repo.head_checks),
+    }
+    branch = {"__typename": "Ref", "id": f"REF_{repo.default_branch}", "name": repo.default_branch}
+    return {
+        "__typename": "Repository",
+        "id": f"R_{repo.name}",
+        "name": name,
+        "nameWithOwner": repo.name,
+        "defaultBranchRef": None if repo.empty else {**branch, "target": head},
+        "isFork": repo.fork,
+        "isArchived": repo.archived,
+        "object": lambda expression=None, **_: _object(repo, expression),
+        "pullRequest": get_pr,
+    }
+
+
+def _object(repo: FakeRepo, expression: str | None) -> dict[str, Any] | None:
+    """``HEAD:path`` (or ``<default branch>:path``): the file's blob; None when there is none."""
+    ref, _, path = (expression or "").partition(":")
+    if repo.empty or ref not in ("HEAD", repo.default_branch) or path not in repo.files:
+        return None
+    text = repo.files[path]
+    return {"__typename": "Blob", "id": f"B_{path}", "oid": "b" * 40, "text": text, "isBinary": False}
 
 
 def _search_terms(query: str) -> dict[str, Any]:
@@ -446,21 +489,33 @@ class _Root:
 
     def repository(self, owner: str, name: str, **_: Any) -> dict[str, Any]:
         repo = self._repo(f"{owner}/{name}")
-        return {
-            "__typename": "Repository",
-            "id": f"R_{repo.name}",
-            "name": name,
-            "nameWithOwner": repo.name,
-            "defaultBranchRef": {
-                "__typename": "Ref",
-                "id": f"REF_{repo.default_branch}",
-                "name": repo.default_branch,
-            },
-            "isFork": False,
-            "pullRequest": lambda number: self._pr(
+        return _repo_node(
+            repo,
+            lambda number: self._pr(
                 repo.prs.get(number), f"Could not resolve to a PullRequest with the number of {number}."
             ),
-        }
+        )
+
+    def repositoryOwner(self, login: str) -> dict[str, Any] | None:  # GitHub's field name
+        """A user or organization: the owner of a repository, or one ``add_owner`` made (null otherwise,
+        as GitHub answers an unknown login)."""
+        owned = [r for r in self.fake.repos.values() if r.name.split("/")[0].lower() == login.lower()]
+        kind = self.fake.owners.get(login.lower(), "Organization" if owned else None)
+        if kind is None:
+            return None
+
+        def repositories(
+            isFork: bool | None = None, isArchived: bool | None = None, orderBy: Any = None, **page: Any
+        ) -> dict[str, Any]:
+            kept = [
+                r
+                for r in owned
+                if (isFork is None or r.fork == isFork) and (isArchived is None or r.archived == isArchived)
+            ]
+            kept.sort(key=lambda r: r.name.lower(), reverse=(orderBy or {}).get("direction") == "DESC")
+            return _page([_repo_node(r) for r in kept], **page)
+
+        return {"__typename": kind, "id": f"O_{login}", "login": login, "repositories": repositories}
 
     def search(self, query: str, type: str, **page: Any) -> dict[str, Any]:
         terms = _search_terms(query)
@@ -476,6 +531,7 @@ class _Root:
             pr
             for pr in repo.prs.values()
             if ("merged" not in terms["is"] or pr.merged_at is not None)
+            and ("open" not in terms["is"] or pr.is_open)
             and (low is None or (pr.merged_at and pr.merged_at >= low))
             and (high is None or (pr.merged_at and pr.merged_at <= high))
         ]
@@ -558,6 +614,7 @@ class FakeGitHub:
         self.limit = limit
         self.graphql_cost = graphql_cost
         self.repos: dict[str, FakeRepo] = {}
+        self.owners: dict[str, str] = {}  # lowercase login -> "User" or "Organization", beyond repo owners
         self.budget = {"core": limit, "graphql": limit, "search": 30}
         self.reset_at = int(time.time()) + 3600
         self.counts: Counter[str] = Counter()  # "POST /graphql", "GET /repos/o/r/pulls/1", ...
@@ -574,6 +631,10 @@ class FakeGitHub:
     def add_repo(self, repo: FakeRepo) -> FakeRepo:
         self.repos[repo.name] = repo
         return repo
+
+    def add_owner(self, login: str, kind: str = "Organization") -> None:
+        """A user or organization, with or without repositories."""
+        self.owners[login.lower()] = kind
 
     def find_node(self, node_id: str) -> FakePR | None:
         try:
@@ -794,7 +855,7 @@ class FakeGitHub:
 
     def _pulls(self, repo: FakeRepo, query: dict[str, list[str]]) -> list[dict[str, Any]]:
         state = query.get("state", ["open"])[0]
-        prs = [pr for pr in repo.prs.values() if state in ("closed", "all")]
+        prs = [pr for pr in repo.prs.values() if state == "all" or pr.is_open == (state == "open")]
         prs.sort(
             key=lambda pr: pr.updated_at if query.get("sort", [""])[0] == "updated" else pr.created_at,
             reverse=query.get("direction", ["desc"])[0] == "desc",
@@ -827,20 +888,20 @@ class FakeGitHub:
             "node_id": pr.node_id,
             "html_url": f"https://github.com/{pr.repo}/pull/{pr.number}",
             "number": pr.number,
-            "state": "closed",
+            "state": "open" if pr.is_open else "closed",
             "title": pr.title,
             "body": pr.body,
             "user": _user_json(pr.author),
             "labels": [{"name": name} for name in pr.labels],
             "created_at": _iso(pr.created_at),
             "updated_at": _iso(pr.updated_at),
-            "closed_at": _iso(pr.merged_at or pr.updated_at),
+            "closed_at": None if pr.is_open else _iso(pr.merged_at or pr.updated_at),
             "merged_at": _iso(pr.merged_at) if pr.merged_at else None,
             "merge_commit_sha": f"{pr.number:040x}",
             "author_association": pr.association,
             "base": {"ref": pr.base, "label": f"acme:{pr.base}"},
             "head": {"ref": f"topic-{pr.number}", "label": f"fork:topic-{pr.number}"},
-            "draft": False,
+            "draft": pr.draft,
         }
         if full:
             data.update(
