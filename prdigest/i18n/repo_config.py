@@ -2,4 +2,11 @@
 
 from __future__ import annotations
 
-TEXT: dict[str, dict[str, str]] = {"zh": {}, "en": {}}
+TEXT: dict[str, dict[str, str]] = {
+    "zh": {
+        "repo_file_unused": "{repo} 的 .prdigest.toml 未被采用：{reason}",
+    },
+    "en": {
+        "repo_file_unused": "{repo}'s .prdigest.toml is not used: {reason}",
+    },
+}

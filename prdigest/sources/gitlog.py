@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
+from prdigest.repo_config import FILE_NAME
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git_output import numstat_changes, stream_records
 from prdigest.sources.parsing import excerpt, references
@@ -189,6 +190,12 @@ class GitSource(Source):
 
     def diff(self, number: int, store: Store | None = None) -> str | None:
         return None  # a clone's PRs carry their diff excerpts
+
+    def repo_file(self) -> str | None:
+        """The repository's .prdigest.toml on the branch its reports read ("" when it has none)."""
+        if not self._git("ls-tree", "--full-tree", "--name-only", self.ref, "--", FILE_NAME).strip():
+            return ""
+        return self._git("show", f"{self.ref}:{FILE_NAME}")
 
     def newest_merged(self) -> tuple[int, datetime] | None:
         """The number and merge time of the clone's newest PR (a direct push is none); None if it has none."""
