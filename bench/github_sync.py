@@ -2,7 +2,9 @@
 
 Runs against the local fake GitHub (tests/fakes), counting the requests it receives,
 and prints one ``name=value`` line per figure. Goals: at most 3 requests for a 40-PR
-week, at least 50 times fewer than the naive loop, at most 1 request to re-sync.
+week, at least 50 times fewer than the naive loop, at most 1 request to re-sync, at most 4 for the
+40-PR week with what is open now (the open PRs needing attention, the default branch's checks and the
+repository's .prdigest.toml: one request more).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from github import Auth, Github
 
+from prdigest.config_models import AttentionSettings
 from prdigest.models import Window
 from prdigest.sources.github import ClientOptions, GitHubClient
 from prdigest.sources.sync import add_diffs, sync
 from prdigest.storage import Store
-from tests.fakes.github_api import TOKEN, FakeGitHub, FakeRepo
+from tests.fakes.github_api import TOKEN, FakeChecks, FakeGitHub, FakeRepo
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
 
@@ -30,6 +33,19 @@ def week_repo(name: str, count: int) -> FakeRepo:
     repo = FakeRepo(name)
     repo.generate(count, WEEK.start, WEEK.end, seed=count, overflow_every=20)
     repo.generate(count, WEEK.end, WEEK.end + timedelta(days=7), seed=count + 1)
+    return repo
+
+
+def open_repo(name: str, count: int) -> FakeRepo:
+    """The week's repository with a dozen open PRs (drafts, approved, reviewed, large), a red default
+    branch and a .prdigest.toml."""
+    repo = week_repo(name, count)
+    for i, pr in enumerate(
+        repo.generate(12, WEEK.start - timedelta(days=14), WEEK.end, seed=7, closed_every=0)
+    ):
+        pr.merged_at, pr.is_open, pr.draft = None, True, i % 5 == 4
+    repo.head_checks = FakeChecks("FAILURE", runs=[("build", "SUCCESS"), ("test", "FAILURE")])
+    repo.files[".prdigest.toml"] = '[report]\nlanguage = "en"\n'
     return repo
 
 
@@ -58,6 +74,7 @@ def main() -> None:
     with FakeGitHub() as fake:
         for count in (40, 400):
             fake.add_repo(week_repo(f"acme/week{count}", count))
+        fake.add_repo(open_repo("acme/open40", 40))
         client = GitHubClient(TOKEN, fake.url, ClientOptions(backoff=0))
         store = Store(":memory:")
         for count in (40, 400):
@@ -67,6 +84,12 @@ def main() -> None:
             figures[f"sync_requests_{count}"] = fake.requests - before
         for count in (40, 400):
             figures[f"naive_requests_{count}"] = naive_sync(fake, f"acme/week{count}")
+        before = fake.requests
+        source = client.source("acme/open40")
+        assert len(sync(store, source, WEEK).fetched) == 40
+        attention = source.attention(AttentionSettings(), WEEK.end)
+        assert attention is not None and attention.open_prs and source.repo_file()
+        figures["sync_requests_40_with_open"] = fake.requests - before
         figures["ratio_40"] = round(figures["naive_requests_40"] / figures["sync_requests_40"], 1)  # type: ignore[operator]
 
         before = fake.requests
