@@ -37,7 +37,7 @@ def week_repo(name: str, count: int) -> FakeRepo:
 
 
 def open_repo(name: str, count: int) -> FakeRepo:
-    """The week's repository with a dozen open PRs (drafts, approved, reviewed, large), a red default
+    """The week's repository with a dozen open PRs (a few drafts, most reviewed), a red default
     branch and a .prdigest.toml."""
     repo = week_repo(name, count)
     for i, pr in enumerate(
