@@ -20,6 +20,7 @@ from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.story_text import listed
 from prdigest.i18n import risk_name
 from prdigest.models import (
+    OpenPR,
     Report,
     ReportPR,
     RiskFollowup,
@@ -28,6 +29,7 @@ from prdigest.models import (
     is_iso_week,
     iso_week_label,
 )
+from prdigest.render.attention import card_words, checks_warning, open_pr_urls, open_prs, reason_words
 from prdigest.render.views import (
     Button,
     LinkFormat,
@@ -112,7 +114,7 @@ class Lines:
 
 
 def lines_of(report: Report, markup: Markup) -> Lines:
-    return Lines(markup, cited_urls(report))
+    return Lines(markup, {**cited_urls(report), **open_pr_urls(report)})
 
 
 def numbered(lines: Sequence[str]) -> list[str]:
@@ -122,10 +124,12 @@ def numbered(lines: Sequence[str]) -> list[str]:
 # --- the digest ------------------------------------------------------------------------
 
 
-def digest_title(report: Report) -> str:
-    """ "owner/name · 2026-W37", or the window's dates when it is not one ISO week."""
+def digest_title(report: Report, name: str | None = None) -> str:
+    """ "owner/name · 2026-W37" (``name`` for the repository's), or the window's dates when it is not one
+    ISO week."""
     since, until = report.window.since, report.window.until
-    return f"{report.repo} · {iso_week_label(since) if is_iso_week(since, until) else f'{since} – {until}'}"
+    period = iso_week_label(since) if is_iso_week(since, until) else f"{since} – {until}"
+    return f"{name or report.repo} · {period}"
 
 
 def level_driver(report: Report) -> RiskObservation | None:
@@ -187,6 +191,14 @@ def digest_warnings(report: Report, markup: Markup) -> list[str]:
     return [f"⚠ {markup.text(w, 120)}" for w in report.warnings[:WARNINGS]]
 
 
+def digest_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
+    """A red default branch, then one line on the open PRs needing attention (the first ones linked)."""
+    red = checks_warning(report, t)
+    prs = open_prs(report)
+    out = [lines.markup.text(red, 120)] if red else []
+    return out + ([lines.prose(card_words([("", op) for op in prs], t), None)] if prs else [])
+
+
 def digest_buttons(report: Report, report_url: str | None, t: dict[str, str]) -> list[Button]:
     """The full report (with a page), the week's risks and key PRs, another week: four at most."""
     ref = ReportRef.of(report)
@@ -231,6 +243,19 @@ def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]
     if recs:
         out += [m.bold(t["c_recommendations"]), *numbered(recs)]
     return [*out, m.note(m.text(engine_note(report, t), None))]
+
+
+def thread_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
+    """Every open PR needing attention with its title, author and why; a red default branch first."""
+    red = checks_warning(report, t)
+    out = [lines.markup.text(red, THREAD_CHARS)] if red else []
+    return out + numbered([_open_line(op, t, lines) for op in open_prs(report)])
+
+
+def _open_line(op: OpenPR, t: dict[str, str], lines: Lines) -> str:
+    m = lines.markup
+    who = m.note(f"{m.text(op.author, 40)} · {m.text(reason_words(op, t), None)}")
+    return f"{lines.cite([op.number], 1)} {m.text(op.title, LINE_CHARS)} {who}"
 
 
 def _theme_line(th: Theme, t: dict[str, str], lines: Lines) -> str:

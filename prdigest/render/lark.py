@@ -19,6 +19,7 @@ from prdigest.render.digest import (
     KEY_PR_CHARS,
     Lines,
     Markup,
+    digest_attention,
     digest_buttons,
     digest_figures,
     digest_risks,
@@ -29,11 +30,20 @@ from prdigest.render.digest import (
     numbered,
     pack,
     scores,
+    thread_attention,
     thread_details,
     thread_key_prs,
     verdict,
 )
 from prdigest.render.sanitize import lark_md, plain
+from prdigest.render.team import (
+    repo_lines,
+    team_attention,
+    team_buttons,
+    team_figures,
+    team_title,
+    team_verdict,
+)
 from prdigest.render.views import (
     LEVELS,
     Button,
@@ -115,8 +125,25 @@ _TABLE_ROWS = 10  # a table's largest page: every row shows, none behind a pager
 def _report_card(report: Report, report_url: str | None) -> Card:
     t = report_texts(report.lang, report.window.since, report.window.until)
     lines = lines_of(report, MARKUP)
+    if report.parts:  # a team: one line per repository where a repository's card has its stories
+        title = team_title(report, t)
+        first = lark_md(team_verdict(report, t))
+        attention = team_attention(report, t, MARKUP)
+        figures = team_figures(report, t)
+        sections = [(t["td_repos"], repo_lines(report, t, MARKUP, report_url))]
+        buttons = team_buttons(report, report_url, t)
+    else:
+        title = digest_title(report)
+        first = lines.prose(verdict(report, t), None)
+        attention = digest_attention(report, t, lines)
+        figures = digest_figures(report, t)
+        sections = [
+            (t["c_stories"], digest_stories(report, lines)),
+            (t["c_top_risks"], digest_risks(report, lines)),
+        ]
+        buttons = digest_buttons(report, report_url, t)
     level = report.risk_level
-    head = _header(digest_title(report), "", _TEMPLATE[level])
+    head = _header(title, "", _TEMPLATE[level])
     head["text_tag_list"] = [
         {
             "tag": "text_tag",
@@ -124,33 +151,39 @@ def _report_card(report: Report, report_url: str | None) -> Card:
             "color": _TEMPLATE[level],
         }
     ]
-    elements: list[Card | None] = [_md(lines.prose(verdict(report, t), None))]
+    elements: list[Card | None] = [_md(first)]
     warnings = digest_warnings(report, MARKUP)
     if warnings:  # e.g. a partial sync: the reader must see it before the figures
         elements.append(_md("<font color='orange'>" + "\n".join(warnings) + "</font>"))
     if report.stats.merged_prs:
-        elements.append(_figures(digest_figures(report, t)))
-    for heading, shown in (
-        (t["c_stories"], digest_stories(report, lines)),
-        (t["c_top_risks"], digest_risks(report, lines)),
-    ):
+        elements.append(_figures(figures))
+    for heading, shown in sections:
         if shown:
             elements.append(_md("\n".join([f"**{lark_md(heading)}**", *shown])))
-    elements.append(_buttons(digest_buttons(report, report_url, t)))
-    return _card(digest_title(report), head, elements)
+    if attention:  # open work: what to do now, just above the buttons
+        elements.append(_md("\n".join(attention)))
+    elements.append(_buttons(buttons))
+    return _card(title, head, elements)
 
 
 def render_lark_thread(report: Report, report_url: str | None = None) -> list[Card]:
     """The thread replies under the weekly card: every key PR, every risk, then the summary, themes
-    and recommendations; each card within `BODY_LIMIT`, as many as that takes."""
+    and recommendations, then the open PRs needing attention; each card within `BODY_LIMIT`, as many as
+    that takes. A team's thread has each repository's, their headers named by the repository."""
+    if report.parts:
+        return [card for part in report.parts for card in _thread(part, f"{part.repo} · ")]
+    return _thread(report, "")
+
+
+def _thread(report: Report, head: str) -> list[Card]:
     t = report_texts(report.lang, report.window.since, report.window.until)
     lines = lines_of(report, MARKUP)
     key, left = thread_key_prs(report)
-    cards = pack(key, lambda chunk, last: _key_card(chunk, lines, t, left if last else 0), _fits)
-    cards += _text_cards(t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
+    cards = pack(key, lambda chunk, last: _key_card(chunk, lines, t, left if last else 0, head), _fits)
+    cards += _text_cards(head + t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
     if report.stats.merged_prs:
-        cards += _text_cards(t["c_details"], thread_details(report, t, lines))
-    return cards
+        cards += _text_cards(head + t["c_details"], thread_details(report, t, lines))
+    return cards + _text_cards(head + t["att_heading"], thread_attention(report, t, lines))
 
 
 def lark_messages(report: Report, report_url: str | None = None) -> list[Card]:
@@ -169,11 +202,11 @@ def _text_cards(heading: str, lines: list[str]) -> list[Card]:
     return pack(lines, build, _fits)
 
 
-def _key_card(rows: Sequence[ReportPR], lines: Lines, t: dict[str, str], left: int) -> Card:
+def _key_card(rows: Sequence[ReportPR], lines: Lines, t: dict[str, str], left: int, head: str) -> Card:
     """Key PRs in tables of ten; the thread's last key-PR card counts those only the page lists."""
     tables = [_key_table(rows[i : i + _TABLE_ROWS], lines, t) for i in range(0, len(rows), _TABLE_ROWS)]
     more = _footnote(t["more_in_full"].format(n=left)) if left else None
-    return _card(t["key_prs"], _header(t["key_prs"], "", "blue"), [*tables, more])
+    return _card(head + t["key_prs"], _header(head + t["key_prs"], "", "blue"), [*tables, more])
 
 
 def _key_table(rows: Sequence[ReportPR], lines: Lines, t: dict[str, str]) -> Card:

@@ -30,6 +30,7 @@ from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
 from prdigest.render.digest import (
     Markup,
+    digest_attention,
     digest_buttons,
     digest_figures,
     digest_risks,
@@ -40,11 +41,20 @@ from prdigest.render.digest import (
     lines_of,
     numbered,
     pack,
+    thread_attention,
     thread_details,
     thread_key_prs,
     verdict,
 )
 from prdigest.render.sanitize import plain, slack_text
+from prdigest.render.team import (
+    repo_lines,
+    team_attention,
+    team_buttons,
+    team_figures,
+    team_title,
+    team_verdict,
+)
 from prdigest.render.views import (
     LEVELS,
     Button,
@@ -90,7 +100,8 @@ def _as_link(n: int, url: str) -> str:
 def render_slack_message(report: Report, report_url: str | None = None) -> Message:
     """The weekly report as a digest of one phone screen (its thread: `render_slack_thread`):
     `client.chat_postMessage(channel=..., **message)`. Every piece is cut, so it fits any week."""
-    return _message(digest_title(report), _report_blocks(report, report_url))
+    title = team_title(report, report_texts(report.lang, report.window.since, report.window.until))
+    return _message(title if report.parts else digest_title(report), _report_blocks(report, report_url))
 
 
 def render_slack_view(view: View) -> Message:
@@ -145,38 +156,58 @@ MARKUP = Markup(
 def _report_blocks(report: Report, report_url: str | None) -> list[Block | None]:
     t = report_texts(report.lang, report.window.since, report.window.until)
     lines = lines_of(report, MARKUP)
+    if report.parts:  # a team: one line per repository where a repository's card has its stories
+        title = team_title(report, t)
+        first = slack_text(team_verdict(report, t))
+        attention = team_attention(report, t, MARKUP)
+        figures = team_figures(report, t)
+        sections = [(t["td_repos"], repo_lines(report, t, MARKUP, report_url))]
+        buttons = team_buttons(report, report_url, t)
+    else:
+        title = digest_title(report)
+        first = lines.prose(verdict(report, t), None)
+        attention = digest_attention(report, t, lines)
+        figures = digest_figures(report, t)
+        sections = [
+            (t["c_stories"], digest_stories(report, lines)),
+            (t["c_top_risks"], digest_risks(report, lines)),
+        ]
+        buttons = digest_buttons(report, report_url, t)
     level = f"{_LEVEL_MARK[report.risk_level]} *{slack_text(t[f'risk_{report.risk_level}'])}*"
-    blocks: list[Block | None] = [
-        _header(digest_title(report)),
-        _section(f"{level} · {lines.prose(verdict(report, t), None)}"),
-    ]
+    blocks: list[Block | None] = [_header(title), _section(f"{level} · {first}")]
     warnings = digest_warnings(report, MARKUP)
     if warnings:  # e.g. a partial sync: the reader must see it before the figures
         blocks.append(_section("\n".join(warnings)))
     if report.stats.merged_prs:
-        blocks.append(_fields(digest_figures(report, t)))
-    for heading, shown in (
-        (t["c_stories"], digest_stories(report, lines)),
-        (t["c_top_risks"], digest_risks(report, lines)),
-    ):
+        blocks.append(_fields(figures))
+    for heading, shown in sections:
         if shown:
             blocks.append(_section("\n".join([f"*{slack_text(heading)}*", *shown])))
-    blocks.append(_actions(digest_buttons(report, report_url, t)))
+    if attention:  # open work: what to do now, just above the buttons
+        blocks.append(_section("\n".join(attention)))
+    blocks.append(_actions(buttons))
     return blocks
 
 
 def render_slack_thread(report: Report, report_url: str | None = None) -> list[Message]:
     """The thread replies under the weekly message (post each with the message's ``thread_ts``): every
-    key PR, every risk, then the summary, themes and recommendations; each within Slack's limits."""
+    key PR, every risk, then the summary, themes and recommendations, then the open PRs needing
+    attention; each within Slack's limits. A team's thread has each repository's, headed by its name."""
+    if report.parts:
+        return [message for part in report.parts for message in _thread(part, f"{part.repo} · ")]
+    return _thread(report, "")
+
+
+def _thread(report: Report, head: str) -> list[Message]:
     t = report_texts(report.lang, report.window.since, report.window.until)
     lines = lines_of(report, MARKUP)
     key, left = thread_key_prs(report)
     more = ["_" + slack_text(t["more_in_full"].format(n=left)) + "_"] if left else []
-    out = _text_messages(t["key_prs"], numbered([key_pr_line(p, lines) for p in key]) + more)
-    out += _text_messages(t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
+    out = _text_messages(head + t["key_prs"], numbered([key_pr_line(p, lines) for p in key]) + more)
+    out += _text_messages(head + t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
     if report.stats.merged_prs:
-        out += _text_messages(t["c_details"], thread_details(report, t, lines))
-    return out
+        out += _text_messages(head + t["c_details"], thread_details(report, t, lines))
+    return out + _text_messages(head + t["att_heading"], thread_attention(report, t, lines))
 
 
 def slack_messages(report: Report, report_url: str | None = None) -> list[Message]:
