@@ -3,7 +3,7 @@
 Importing this package registers every command (help lists them in this order).
 """
 
-from prdigest.handlers import ask, explain, help, subscribe, weekly  # noqa: F401  (registration)
+from prdigest.handlers import ask, explain, help, noise, preview, subscribe, weekly  # noqa: F401  (registration)
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.dispatch import handle
 from prdigest.handlers.replies import Reply

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 Lang = Literal["zh", "en"]
 Handler = Callable[["Intent", "Context", "Services"], "Reply"]
 NAMES = ("report", "risks", "top", "explain", "authors", "hot", "ask", "help", "subscribe", "unsubscribe",
-         "subscriptions")  # fmt: skip
+         "subscriptions", "preview", "mute", "unmute", "dismiss", "undismiss")  # fmt: skip
 # Commands about a period: one that names none gets the last complete week.
 PERIOD_COMMANDS = frozenset({"report", "risks", "top", "authors", "hot"})
 
@@ -42,7 +42,7 @@ class Intent:
     pr: int | None = None
     repo: str | None = None
     question: str = ""  # ask: the question as written; help: the text not understood
-    args: str = ""  # subscribe and unsubscribe: the words after the command
+    args: str = ""  # admin commands and preview: the words after the command
     suggestion: str | None = None  # help: the command word the user probably meant
     # False when no command word nor PR number placed the message (an LLM may route it).
     placed: bool = True

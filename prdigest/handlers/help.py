@@ -18,9 +18,14 @@ ORDER = (
     "authors",
     "hot",
     "ask",
+    "preview",
     "subscriptions",
     "subscribe",
     "unsubscribe",
+    "mute",
+    "unmute",
+    "dismiss",
+    "undismiss",
 )
 
 

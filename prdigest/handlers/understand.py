@@ -2,8 +2,8 @@
 
 The order of the decision:
 1. an empty message or a greeting is help;
-2. a message that starts with an admin command (subscribe, unsubscribe, subscriptions), with
-   `ask` or `help`, is that command;
+2. a message that starts with an admin command (subscribe, unsubscribe, subscriptions, mute, unmute,
+   dismiss, undismiss), with `preview`, `ask` or `help`, is that command;
 3. a PR number (`#2126`, `PR 1740`, or a number after an explain word) makes it `explain`;
 4. the words of a command anywhere in a short message ("show me the risks", "who contributed
    the most", "which files were touched by many PRs"); the most specific one wins;
@@ -24,7 +24,10 @@ from prdigest.i18n import detect_lang
 from prdigest.periods import EN_NUMBER, ZH_NUMBER, find_period, number, without
 
 _GREETINGS = frozenset({"hi", "hello", "hey", "hallo", "yo", "你好", "您好", "嗨", "哈喽", "在吗"})
-_LEADING_ONLY = ("subscriptions", "unsubscribe", "subscribe", "ask", "help")
+# Commands read only from their leading word, their words as written: "mute no_tests" is no question about
+# tests, "dismiss #12 no_tests" no explanation of #12.
+_LEADING_ONLY = ("subscriptions", "unsubscribe", "subscribe", "ask", "help", "mute", "unmute", "dismiss",
+                 "undismiss", "preview")  # fmt: skip
 # The admin commands said in a sentence ("please unsubscribe owner/name", "我的订阅").
 _ADMIN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("subscriptions", re.compile(r"\bsubscriptions\b|订阅列表|我的订阅|查看订阅|哪些订阅", re.I)),
