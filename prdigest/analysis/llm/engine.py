@@ -8,6 +8,7 @@ prompt; ``merge`` says what of the LLM's analysis a report keeps.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import uuid
@@ -29,7 +30,7 @@ from prdigest.analysis.llm.client import (
     prompt_lang,
     request_hash,
 )
-from prdigest.analysis.llm.evidence import evidence_budget, fit, pr_sections, shown_of
+from prdigest.analysis.llm.evidence import fit, pr_sections, shown_of, with_notes
 from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
 from prdigest.analysis.llm.narrative import apply_narrative, narrative_call
 from prdigest.analysis.llm.safety import data_line, one_line
@@ -158,9 +159,13 @@ class LLMEngine:
     # --- per-PR analyses ------------------------------------------------------------------
 
     @staticmethod
-    def analysis_version(taxonomy: Taxonomy, lang: str) -> str:
-        """The prompt's version and the taxonomy's hash: a change to either means a new analysis."""
-        return f"analyse_pr-{load_prompt('analyse_pr', prompt_lang(lang)).version}+{taxonomy_hash(taxonomy)}"
+    def analysis_version(taxonomy: Taxonomy, lang: str, instructions: str = "") -> str:
+        """The prompt's version, the taxonomy's hash and the repository's notes' hash (when it has
+        notes): a change to any means a new analysis."""
+        version = (
+            f"analyse_pr-{load_prompt('analyse_pr', prompt_lang(lang)).version}+{taxonomy_hash(taxonomy)}"
+        )
+        return f"{version}+n{_short_hash(instructions)}" if instructions.strip() else version
 
     def analyse(
         self,
@@ -170,6 +175,8 @@ class LLMEngine:
         lang: str,
         diff_loader: DiffLoader | None = None,
         on_done: Progress | None = None,
+        *,
+        instructions: str = "",
     ) -> dict[int, PRAnalysis]:
         """Each PR's LLM analysis, from the cache or one call per PR in parallel; ``rules[n]`` where it fails.
 
@@ -178,8 +185,9 @@ class LLMEngine:
         called from the worker threads, one call at a time. ``prs`` is the window: the PRs an
         analysis's prose may name. ``on_done(done, total)`` is called as each PR sent to the LLM is
         finished (answered or fallen back), one call at a time, ``done`` counting up to ``total``.
+        ``instructions``: the repository's ``extra_instructions``, data in each prompt (part of the key).
         """
-        version = self.analysis_version(taxonomy, lang)
+        version = self.analysis_version(taxonomy, lang, instructions)
         prs_n = numbered(prs)
         raw: dict[int, PRAnalysis] = {}  # the LLM's own analyses, as cached
         how: dict[int, str] = {}  # cached, llm or fallback: for the usage counts
@@ -205,7 +213,7 @@ class LLMEngine:
         tick = _counter(len(todo), on_done)
 
         def one(item: tuple[int, PullRequest]) -> PRAnalysis | None:
-            analysis = self._analyse_one(item[1], rules[item[0]], taxonomy, lang, version, diff)
+            analysis = self._analyse_one(item[1], rules[item[0]], taxonomy, lang, version, diff, instructions)
             tick()
             return analysis
 
@@ -232,10 +240,11 @@ class LLMEngine:
         lang: str,
         version: str,
         diff: DiffLoader,
+        instructions: str,
     ) -> PRAnalysis | None:
         """The LLM's own analysis of ``pr`` (cached), or None where it failed."""
         try:
-            call = self._pr_call(pr, rules, taxonomy, lang, version, diff)
+            call = self._pr_call(pr, rules, taxonomy, lang, version, diff, instructions)
             result = self.complete(call)
         except LLMBudgetSpent:
             self._count("over_budget")
@@ -255,6 +264,7 @@ class LLMEngine:
         lang: str,
         version: str,
         diff: DiffLoader,
+        instructions: str,
     ) -> Call:
         prompt = load_prompt("analyse_pr", prompt_lang(lang))
         tags = known_tags(taxonomy)
@@ -270,7 +280,7 @@ class LLMEngine:
             ],
         }
         related = {n: self._title(pr.repo, n) for n in pr.related}
-        budget = evidence_budget(prompt, self.settings.input_budget_tokens, **variables)
+        notes, budget = with_notes(prompt, self.settings.input_budget_tokens, instructions, **variables)
         header, sections = pr_sections(
             pr, budget, pr.diff_excerpt if pr.diff_excerpt is not None else diff(pr), related
         )
@@ -292,6 +302,7 @@ class LLMEngine:
             schema=PRAnalysisOut,
             allowed=allowed,
             evidence=evidence,
+            instructions=notes,
             **variables,
         )
 
@@ -301,16 +312,18 @@ class LLMEngine:
 
     # --- the week's narrative -------------------------------------------------------------
 
-    def narrate(self, report: Report, analyses: dict[int, PRAnalysis]) -> Report:
+    def narrate(self, report: Report, analyses: dict[int, PRAnalysis], *, instructions: str = "") -> Report:
         """The report with the LLM's summary, themes, risk observations and recommendations.
 
         Figures are left as computed. Citations outside the window are dropped; a section the
         LLM leaves empty, or a narrative still invalid after its repair, keeps the rules' version.
+        ``instructions``: the repository's ``extra_instructions``, data in the prompt.
         """
         if not report.prs:
             return report
+        call = narrative_call(report, analyses, self.settings.input_budget_tokens, instructions)
         try:
-            result = self.complete(self._narrative_call(report, analyses), cache=True)
+            result = self.complete(call, cache=True)
         except LLMError:
             self._narrative = "rules"
         else:
@@ -331,8 +344,9 @@ class LLMEngine:
             return t["llm_budget_spent"].format(endpoint=endpoint, budget=budget, n=n)
         return t["llm_budget_spent_narrative"].format(endpoint=endpoint, budget=budget)
 
-    def _narrative_call(self, report: Report, analyses: dict[int, PRAnalysis]) -> Call:
-        return narrative_call(report, analyses, self.settings.input_budget_tokens)
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _counter(total: int, on_done: Progress | None) -> Callable[[], None]:

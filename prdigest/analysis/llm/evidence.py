@@ -39,6 +39,28 @@ def evidence_budget(prompt: Prompt, budget: int, **variables: Any) -> int:
     return max(budget - estimate_tokens(fixed) - 3 * _MESSAGE_OVERHEAD, 0)
 
 
+NOTES_SHARE = 4  # the repository's notes take at most a quarter of the evidence's tokens
+
+
+def with_notes(prompt: Prompt, budget: int, instructions: str, **variables: Any) -> tuple[str, int]:
+    """The repository's notes (its ``extra_instructions``) as they go into the prompt, and the tokens
+    then left for the evidence: the notes are counted within ``budget``, cut to their share of it."""
+    room = evidence_budget(prompt, budget, instructions="", **variables)
+    notes = repo_notes(instructions, room // NOTES_SHARE)
+    return notes, evidence_budget(prompt, budget, instructions=notes, **variables) if notes else room
+
+
+def repo_notes(text: str, budget: int) -> str:
+    """The repository's notes as prompt data within ``budget`` tokens: redacted and sealed like the PRs'
+    text (anyone with write access to the repository wrote them), whole lines kept, a marker for the rest."""
+    if not text.strip():
+        return ""
+    section = Section("notes", [clip(unit, _LONG_NOTE) for unit in _units(text, _LONG_NOTE)], value=1)
+    fit([], [section], budget)
+    left_out = [f"[… {section.omitted} more lines left out]"] if section.omitted else []
+    return "\n".join([*section.lines, *left_out])
+
+
 @dataclass
 class Section:
     """Evidence lines under a heading, most valuable first.
@@ -55,6 +77,7 @@ class Section:
 
 
 _MARKER_TOKENS = 12  # "[… N lines left out]"
+_LONG_NOTE = 400  # characters: a longer sentence of the notes is cut
 
 
 def _cost(line: str) -> int:

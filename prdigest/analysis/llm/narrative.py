@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prdigest.analysis.llm.client import Call, make_call, prompt_lang
-from prdigest.analysis.llm.evidence import evidence_budget, week_evidence
+from prdigest.analysis.llm.evidence import week_evidence, with_notes
 from prdigest.analysis.llm.safety import scrub_prs
 from prdigest.analysis.llm.schemas import Allowed, NarrativeOut
 from prdigest.analysis.report import enforce_citations
@@ -13,8 +13,11 @@ from prdigest.models import PRAnalysis, Recommendation, Report, RiskObservation,
 from prdigest.prompts import load_prompt
 
 
-def narrative_call(report: Report, analyses: dict[int, PRAnalysis], input_budget: int) -> Call:
-    """The request for the week's narrative, its evidence within ``input_budget`` tokens."""
+def narrative_call(
+    report: Report, analyses: dict[int, PRAnalysis], input_budget: int, instructions: str = ""
+) -> Call:
+    """The request for the week's narrative, its evidence and the repository's notes (``instructions``)
+    within ``input_budget`` tokens."""
     prompt = load_prompt("narrate", prompt_lang(report.lang))
     variables = {
         "repo": report.repo,
@@ -22,7 +25,7 @@ def narrative_call(report: Report, analyses: dict[int, PRAnalysis], input_budget
         "until": report.window.until,
         "risk_labels": {label: risk_name(label, prompt.lang) for label in RISK_RULES},
     }
-    budget = evidence_budget(prompt, input_budget, **variables)
+    notes, budget = with_notes(prompt, input_budget, instructions, **variables)
     return make_call(
         prompt,
         purpose="narrate",
@@ -31,6 +34,7 @@ def narrative_call(report: Report, analyses: dict[int, PRAnalysis], input_budget
         schema=NarrativeOut,
         allowed=Allowed(links=frozenset(p.url for p in report.prs if p.url)),
         evidence=week_evidence(report, analyses, budget),
+        instructions=notes,
         **variables,
     )
 
