@@ -43,7 +43,7 @@ TEXT: dict[str, dict[str, str]] = {
         "att_read_at": "read {at}",
         "dis_heading": "Dismissed by admins",
         "dis_line": "#{number} {name} ({label}) — by {by} on {on}",
-        "td_more": "{names} +{more}",
+        "td_more": "{names} … ({n} repositories)",
         "td_repos": "Repositories",
         "td_counts": "{merged} merged · {key} key",
         "td_quiet": "No merged PRs: {names}",

@@ -8,7 +8,10 @@ from datetime import date
 from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
+from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
+from prdigest.render.digest import level_driver
 from prdigest.render.sanitize import clean
+from prdigest.render.team import team_name
 from prdigest.render.views import engine_note
 from prdigest.render.week_words import continues_words, followup_words, trend_words
 
@@ -34,31 +37,41 @@ def escape(text: str) -> str:
     return "".join([*out, _MARKUP.sub(r"\\\1", text[last:])])
 
 
-def title(report: Report) -> str:
+def title(report: Report, name: str | None = None) -> str:
+    """The report's title, of the repository (or the team ``name``) and the period."""
     t = texts(report.lang)
+    repo = name or report.repo
     since, until = report.window.since, report.window.until
     year, week, _ = since.isocalendar()
     if is_iso_week(since, until):
-        return t["title_week"].format(repo=report.repo, year=year, week=week, since=since, until=until)
-    return t["title"].format(repo=report.repo, since=since, until=until)
+        return t["title_week"].format(repo=repo, year=year, week=week, since=since, until=until)
+    return t["title"].format(repo=repo, since=since, until=until)
 
 
 def render_markdown(report: Report) -> str:
     t = report_texts(report.lang, report.window.since, report.window.until)
-    out = [f"# {escape(title(report))}", ""]
-    out += _summary(report, t)
-    if report.stats.merged_prs:
-        out += _themes(report, t) + _trends(report, t) + _risks(report, t) + _followups(report, t)
-        out += _key_prs(report, t) + _recommendations(report, t)
-    else:  # a quiet week still has the earlier weeks' open risks
-        out += _followups(report, t)
-    out += _appendix(report, t)
+    if report.parts:
+        out = [f"# {escape(title(report, team_name(report, t)))}", "", *team_sections(report, t)]
+    else:
+        out = [f"# {escape(title(report))}", "", *sections(report, t, "##")]
     return "\n".join(out).rstrip() + "\n"
 
 
-def _summary(report: Report, t: dict[str, str]) -> list[str]:
+def sections(report: Report, t: dict[str, str], h: str) -> list[str]:
+    """One repository's report under headings of level ``h`` ("##"; "###" in a team digest)."""
+    out = _summary(report, t, h)
+    if report.stats.merged_prs:
+        out += _themes(report, t, h) + _trends(report, t, h) + _risks(report, t, h) + _followups(report, t, h)
+        out += _key_prs(report, t, h) + _recommendations(report, t, h)
+    else:  # a quiet week still has the earlier weeks' open risks
+        out += _followups(report, t, h)
+    out += attention_section(report, t, h) + _appendix(report, t, h)
+    return out + dismissed_section(report, t)
+
+
+def _summary(report: Report, t: dict[str, str], h: str) -> list[str]:
     s = report.stats
-    out = [f"## {t['s_summary']}", ""]
+    out = [f"{h} {t['s_summary']}", ""]
     if s.merged_prs == 0:
         out += [t["none"], ""]
     out += [f"> ⚠ {escape(w)}" for w in report.warnings] + ([""] if report.warnings else [])
@@ -90,21 +103,21 @@ def _summary(report: Report, t: dict[str, str]) -> list[str]:
     return out
 
 
-def _themes(report: Report, t: dict[str, str]) -> list[str]:
-    out = [f"## {t['s_themes']}", ""]
+def _themes(report: Report, t: dict[str, str], h: str) -> list[str]:
+    out = [f"{h} {t['s_themes']}", ""]
     if not report.themes:
         return [*out, t["no_themes"], ""]
     for i, theme in enumerate(report.themes, start=1):
-        out += [f"### {i}. {escape(theme.title)}", "", escape(theme.story), ""]
+        out += [f"{h}# {i}. {escape(theme.title)}", "", escape(theme.story), ""]
         out += [f"_{continues_words(theme.continues, t)}_", ""] if theme.continues else []
     return out
 
 
-def _trends(report: Report, t: dict[str, str]) -> list[str]:
+def _trends(report: Report, t: dict[str, str], h: str) -> list[str]:
     if not report.themes:
         return []
     out = [
-        f"## {t['s_trends']}",
+        f"{h} {t['s_trends']}",
         "",
         f"| {t['col_theme']} | {t['col_reps']} | {t['col_trend']} |",
         "| --- | --- | --- |",
@@ -115,8 +128,8 @@ def _trends(report: Report, t: dict[str, str]) -> list[str]:
     return [*out, ""]
 
 
-def _risks(report: Report, t: dict[str, str]) -> list[str]:
-    out = [f"## {t['s_risks']}", ""]
+def _risks(report: Report, t: dict[str, str], h: str) -> list[str]:
+    out = [f"{h} {t['s_risks']}", ""]
     if not report.risk_observations:
         return [*out, t["no_risk_obs"], ""]
     for i, obs in enumerate(report.risk_observations, start=1):
@@ -124,22 +137,22 @@ def _risks(report: Report, t: dict[str, str]) -> list[str]:
     return [*out, ""]
 
 
-def _followups(report: Report, t: dict[str, str]) -> list[str]:
+def _followups(report: Report, t: dict[str, str], h: str) -> list[str]:
     """The earlier weeks' risks followed: open ones with how long, closed ones with what closed them."""
     if not report.risk_followups:
         return []
-    out = [f"## {t['s_followups']}", ""]
+    out = [f"{h} {t['s_followups']}", ""]
     for i, f in enumerate(report.risk_followups, start=1):
         prs = " ".join(f"#{n}" for n in f.prs)
         out.append(f"{i}. **{escape(f.title)}** {prs}: {escape(followup_words(f, report.lang, t))}")
     return [*out, ""]
 
 
-def _key_prs(report: Report, t: dict[str, str]) -> list[str]:
+def _key_prs(report: Report, t: dict[str, str], h: str) -> list[str]:
     key = sorted((p for p in report.prs if p.key), key=lambda p: (-(p.importance or 0), p.number))
     if not key:
         return []
-    out = [f"## {t['s_key_prs']}", ""]
+    out = [f"{h} {t['s_key_prs']}", ""]
     out += [
         f"| {t['col_pr']} | {t['col_summary']} | {t['col_scores']} | {t['col_watch']} |",
         "| --- | --- | --- | --- |",
@@ -153,25 +166,25 @@ def _key_prs(report: Report, t: dict[str, str]) -> list[str]:
     return [*out, ""]
 
 
-def _recommendations(report: Report, t: dict[str, str]) -> list[str]:
+def _recommendations(report: Report, t: dict[str, str], h: str) -> list[str]:
     if not report.recommendations:
         return []
-    out = [f"## {t['s_recommendations']}", ""]
+    out = [f"{h} {t['s_recommendations']}", ""]
     out += [f"{i}. {escape(rec.text)}" for i, rec in enumerate(report.recommendations, start=1)]
     return [*out, ""]
 
 
-def _appendix(report: Report, t: dict[str, str]) -> list[str]:
+def _appendix(report: Report, t: dict[str, str], h: str) -> list[str]:
     s = report.stats
     out = [
-        f"## {t['s_figures']}",
+        f"{h} {t['s_figures']}",
         "",
         f"- {t['lines']}: +{s.additions} / -{s.deletions} · {t['files_changed']}: {s.files_changed}"
         f" · {t['direct_pushes']}: {s.direct_pushes}",
         "",
     ]
     if report.direct_pushes:
-        out += [f"### {t['s_direct']}", ""]
+        out += [f"{h}# {t['s_direct']}", ""]
         out += [f"- `{d.sha[:10]}` {escape(d.title)} ({escape(d.author)})" for d in report.direct_pushes]
         out.append("")
     if report.unavailable:
@@ -185,6 +198,54 @@ def _appendix(report: Report, t: dict[str, str]) -> list[str]:
             narrative=usage.narrative or "rules",
         ) + "_"]  # fmt: skip
     return out
+
+
+def team_sections(report: Report, t: dict[str, str]) -> list[str]:
+    """The team's figures (its summary's lines under its own heading) and a table of its repositories,
+    then each repository's report under a heading of its name."""
+    out = [f"## {t['td_overview']}", "", *_summary(report, t, "##")[2:]]
+    out += [
+        "| "
+        + " | ".join(
+            t[k] for k in ("td_col_repo", "merged_prs", "key_prs", "td_col_level", "td_col_top_risk")
+        )
+        + " |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for part in report.parts:
+        top = level_driver(part)  # what sets its level, as its card says
+        risk = f"{risk_name(top.label, part.lang)} ({' '.join(f'#{n}' for n in top.prs[:3])})" if top else "-"
+        level = t[f"level_name_{part.risk_level}"]
+        out.append(
+            f"| {escape(part.repo)} | {part.stats.merged_prs} | {part.stats.key_prs} | {level} | {risk} |"
+        )
+    out.append("")
+    for part in report.parts:
+        part_t = report_texts(part.lang, part.window.since, part.window.until)
+        out += [f"## {escape(part.repo)}", "", *sections(part, part_t, "###"), ""]
+    return out
+
+
+def attention_section(report: Report, t: dict[str, str], h: str) -> list[str]:
+    """The open PRs needing attention, each with its author and why, after a red default branch."""
+    red = checks_warning(report, t)
+    prs = open_prs(report)
+    if not (red or prs):
+        return []
+    out = [f"{h} {t['att_heading']}", "", *([f"> {escape(red)}", ""] if red else [])]
+    out += [
+        f"{i}. #{op.number} {escape(op.title)} ({escape(op.author)}) — {reason_words(op, t)}"
+        for i, op in enumerate(prs, start=1)
+    ]
+    return [*out, ""]
+
+
+def dismissed_section(report: Report, t: dict[str, str]) -> list[str]:
+    """A footnote: the risk labels admins dismissed, which the report leaves out, and who did."""
+    if not report.dismissed:
+        return []
+    lines = [f"- {escape(dismissal_words(d, report.lang, t))}" for d in report.dismissed]
+    return ["", f"_{t['dis_heading']}_", "", *lines]
 
 
 def _num(value: float | None) -> str:

@@ -46,7 +46,7 @@ def team_name(report: Report, t: dict[str, str]) -> str:
     names = [short_name(p.repo, owner) for p in report.parts]
     shown = ", ".join(names[:TITLE_REPOS])
     if len(names) > TITLE_REPOS:
-        shown = t["td_more"].format(names=shown, n=len(names), more=len(names) - TITLE_REPOS)
+        shown = t["td_more"].format(names=shown, n=len(names))
     return clean(f"{owner}: {shown}" if owner else shown, TITLE_CHARS)
 
 
