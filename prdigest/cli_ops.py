@@ -1,4 +1,4 @@
-"""The operator's commands: `config check`, `subscriptions`, `deliver` and `serve`."""
+"""The operator's commands: `config check`, `subscriptions`, `deliver`, `preview` and `serve`."""
 
 from __future__ import annotations
 
@@ -65,11 +65,14 @@ def subscriptions(as_json: bool, config: str | None, db: str | None) -> None:
     if not subs:
         click.echo("no subscriptions: add [[subscriptions]] to the config file, or `subscribe` in chat")
         return
-    table = Table("id", "repository", "chat", "when", "lang", "source", "by")
+    from prdigest.analysis.noise import filters_text
+
+    table = Table("id", "repository", "chat", "when", "lang", "source", "by", "muted", "filters")
     for sub in subs:
         table.add_row(
             str(sub.id), sub.repo, f"{sub.platform}:{sub.chat_id}", f"{sub.day} {sub.time} {sub.tz}",
-            sub.lang, sub.git_path or sub.source, sub.created_by or "-",
+            sub.lang, sub.git_path or sub.source, sub.created_by or "-", ", ".join(sub.muted) or "-",
+            filters_text(sub.filters) or "-",
         )  # fmt: skip
     stdout_console().print(table)
 
@@ -112,6 +115,36 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
         retry = f" until {outcome.retry_at:%Y-%m-%d %H:%M} UTC" if outcome.retry_at else ""
         click.echo(f"another worker is delivering this week{retry}; run again later", err=True)
         sys.exit(EX_TEMPFAIL)
+
+
+@click.command()
+@click.argument("repo")
+@click.option("--git", "git_path", type=click.Path(file_okay=False), help="Read a local clone, not GitHub.")
+@click.option("--lang", type=click.Choice(["zh", "en"]), help="Default: [report] language.")
+@common
+def preview(repo: str, git_path: str | None, lang: str | None, config: str | None, db: str | None) -> None:
+    """What a subscription of REPO (OWNER/NAME) would have posted over the last four complete weeks, from
+    the repository's configured source (or the clone, or the cache): nothing is posted or subscribed."""
+    from datetime import UTC, datetime
+
+    from prdigest.config_models import REPO_NAME
+    from prdigest.errors import UsageError
+    from prdigest.handlers.preview import preview_reports, preview_text
+    from prdigest.pipeline import open_source
+    from prdigest.storage import Store
+
+    if not REPO_NAME.fullmatch(repo):
+        raise UsageError(f"{repo!r} is not OWNER/NAME")
+    settings = settings_from(config, db)
+    lang = lang or settings.report.language
+    source = open_source(settings, git_path, None, repo)
+    store = Store(settings.storage.db)
+    try:
+        with progress_shown(stderr(), f"previewing the last four weeks of {repo}…"):
+            reports = preview_reports(settings, store, source, repo, lang, datetime.now(UTC))
+    finally:
+        store.close()
+    click.echo(preview_text(repo, reports, lang))
 
 
 @click.command()

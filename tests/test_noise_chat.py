@@ -1,4 +1,4 @@
-"""mute, unmute, dismiss from chat: one subscription's reports lose a rule, one PR loses a label; by admins."""
+"""mute, unmute, dismiss from chat: one subscription's reports lose a rule, one PR loses a label; admins."""
 
 from __future__ import annotations
 

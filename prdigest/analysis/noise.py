@@ -156,3 +156,10 @@ def totals(prs: list[PullRequest]) -> tuple[tuple[int, int, int, int], set[int]]
     merged = [p for p in prs if p.number is not None]
     counts = (len(merged), sum(p.additions for p in merged), sum(p.deletions for p in merged))
     return (*counts, len({p.author for p in merged})), {p.number for p in merged if p.number is not None}
+
+
+def filters_text(filters: SubscriptionFilters) -> str:
+    """The filters in one line, as `subscriptions` lists them: "paths: src/**, !docs/**; labels: bug"."""
+    parts = [(name, ", ".join(getattr(filters, name))) for name in ("paths", "labels", "authors")]
+    parts.append(("base_branch", filters.base_branch or ""))
+    return "; ".join(f"{name}: {value}" for name, value in parts if value)
