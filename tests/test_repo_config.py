@@ -10,6 +10,8 @@ from conftest import commit, new_repo
 
 from prdigest.config import Settings, load_settings
 from prdigest.errors import SourceError
+from prdigest.models import Window
+from prdigest.pipeline import make_report
 from prdigest.repo_config import with_repo_file
 from prdigest.sources.gitlog import GitSource
 from prdigest.sources.repo_file import repo_file_text, repo_settings
@@ -22,7 +24,7 @@ base_branch = "release"
 extra_instructions = "Call the rollout workers actors."
 
 [taxonomy]
-core_paths = ["engine/**"]
+core_paths = ["flight/**"]
 
 [taxonomy.tags.rollout]
 paths = ["rollout/**"]
@@ -106,7 +108,7 @@ def test_a_source_that_fails_leaves_the_kept_file_in_use(clone: Path, store: Sto
     repo_file_text(store, GitSource(clone, repo=REPO), REPO)
     settings, warnings = repo_settings(config(tmp_path), store, _Failing(), REPO, "en")  # type: ignore[arg-type]
     assert warnings == []
-    assert settings.repo(REPO).taxonomy.core_paths == ["engine/**"]
+    assert settings.repo(REPO).taxonomy.core_paths == ["flight/**"]
 
 
 def test_the_config_entry_wins_over_the_file_which_wins_over_the_defaults(
@@ -117,7 +119,7 @@ def test_the_config_entry_wins_over_the_file_which_wins_over_the_defaults(
     repo = settings.repo(REPO)
     assert warnings == []
     # Set only in the repository's file: it applies.
-    assert repo.taxonomy.core_paths == ["engine/**"]
+    assert repo.taxonomy.core_paths == ["flight/**"]
     assert repo.taxonomy.tags["rollout"].paths == ["rollout/**"]
     assert repo.base_branch == "release"
     assert repo.filters.authors == ["!renovate[bot]"]
@@ -187,3 +189,26 @@ def test_an_oversized_file_is_refused_unread(tmp_path: Path) -> None:
     settings, warnings = with_repo_file(given, REPO, text)
     assert settings == given
     assert warnings == ["the file is larger than 64 KB"]
+
+
+def test_a_report_made_with_the_layered_settings_uses_the_repositorys_taxonomy(
+    clone: Path, store: Store, tmp_path: Path
+) -> None:
+    (clone / "rollout").mkdir()
+    (clone / "rollout" / "actor.py").write_text("step = 1\n")
+    (clone / "flight").mkdir()
+    (clone / "flight" / "control.py").write_text("a = 2\n")
+    commit(clone, "Speed up the actors (#2)", "2026-09-09T10:00:00+08:00")
+    source = GitSource(clone, repo=REPO)
+    week = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
+    settings, _ = repo_settings(config(tmp_path), store, source, REPO, "en")
+    report = make_report(settings, store, source, week, save=False, use_llm=False)
+    (pr,) = [p for p in report.prs if p.number == 2]
+    assert "rollout" in pr.tags  # the file's tag, by its paths
+    assert "core_path" in pr.risks  # the file's core path
+    # The same week without the repository's file: neither.
+    plain = make_report(
+        config(tmp_path), Store(tmp_path / "plain.db"), source, week, save=False, use_llm=False
+    )
+    (pr,) = [p for p in plain.prs if p.number == 2]
+    assert "rollout" not in pr.tags and "core_path" not in pr.risks
