@@ -101,6 +101,13 @@ def test_open_prs_needing_attention_each_with_its_most_pressing_reason(
     assert large.url == f"https://github.com/{REPO}/pull/14" and large.created_at == days_ago(2)
 
 
+def test_a_drafts_wait_starts_when_it_is_marked_ready(fake: FakeGitHub, client: GitHubClient) -> None:
+    open_pr(fake, 20, 30, ready_at=days_ago(2))  # a month a draft, asked for reviews two days ago
+    open_pr(fake, 21, 30, ready_at=days_ago(9))
+    open_pr(fake, 22, 30, ready_at=days_ago(1), files=[FakeFile("a.py", 1000, 0)])
+    assert reasons(client) == {21: ("waiting_review", 9), 22: ("large_unreviewed", 1)}
+
+
 def test_the_thresholds_and_the_limit_are_the_settings(fake: FakeGitHub, client: GitHubClient) -> None:
     for number in range(1, 6):
         open_pr(fake, number, 20 + number)
@@ -198,6 +205,23 @@ def test_github_down_is_retried_then_reported_and_read_again_next_time(
     with pytest.raises(GitHubUnavailable, match="answered 502 3 times in a row; try again later"):
         source.repo_file()
     assert source.repo_file() == SETTINGS_TOML  # a failure is not kept
+
+
+def test_graphqls_own_rate_limit_error_is_understood(fake: FakeGitHub, client: GitHubClient) -> None:
+    fake.fail("rate-limited")
+    with pytest.raises(GitHubRateLimited, match="GitHub's GraphQL rate limit is spent"):
+        client.source(REPO).repo_file()
+
+
+def test_a_naive_pygithub_client_sees_the_same_open_prs(fake: FakeGitHub) -> None:
+    from github import Auth, Github
+
+    open_pr(fake, 10, 8)
+    open_pr(fake, 11, 3, draft=True)
+    gh = Github(base_url=fake.url, auth=Auth.Token(TOKEN), seconds_between_requests=None)
+    pulls = gh.get_repo(REPO).get_pulls(state="open")
+    assert [(p.number, p.draft, p.state) for p in pulls] == [(11, True, "open"), (10, False, "open")]
+    assert [p.number for p in gh.get_repo(REPO).get_pulls(state="closed")] == [1]
 
 
 # --- an owner's repositories -------------------------------------------------------------

@@ -81,15 +81,20 @@ def needs_attention(node: dict[str, Any], thresholds: AttentionSettings, now: da
     if node.get("isDraft"):
         return None
     created = parse_time(node.get("createdAt")) or now
+    # A draft asked for reviews only once it was marked ready: its wait starts then.
+    ready = [
+        parse_time(n.get("createdAt")) for n in (node.get("readyForReview") or {}).get("nodes") or [] if n
+    ]
+    opened = max([created, *(r for r in ready if r)])
     author = login_of(node.get("author"))
     reviews = _reviews(node, author)
     approved = _approved_at(node, reviews)
     lines = (node.get("additions") or 0) + (node.get("deletions") or 0)
     reason: Reason | None = None
-    since = created
+    since = opened
     if approved is not None and now - approved > thresholds.approved_wait_days * DAY:
         reason, since = "approved_not_merged", approved
-    elif not reviews and now - created > thresholds.review_wait_days * DAY:
+    elif not reviews and now - opened > thresholds.review_wait_days * DAY:
         reason = "waiting_review"
     elif not reviews and lines >= thresholds.large_lines:
         reason = "large_unreviewed"

@@ -1,6 +1,7 @@
 """The GraphQL queries of the GitHub source: the cheap merged-PR search, the batch that reads up to 50
-PRs in full, one PR by number, and follow-up pages of overflowing lists (tests validate them against
-the schema)."""
+PRs in full, one PR by number, follow-up pages of overflowing lists, what is open now (open PRs, the
+default branch's checks, the repository's .prdigest.toml) and an owner's repositories (tests validate
+them against the schema)."""
 
 from __future__ import annotations
 
@@ -92,8 +93,9 @@ REPO_FILE = ".prdigest.toml"  # a repository's own settings, read at its default
 OPEN_PR_LIMIT = 100  # open PRs read for the attention section: one page, the oldest first
 OPEN_REVIEWS = 50  # each open PR's latest reviews
 
-# One request per repository: its open PRs (the oldest first), its default branch's head checks and
-# its .prdigest.toml. ``$query`` is "repo:OWNER/NAME is:pr is:open sort:created-asc".
+# One request per repository: its open PRs (the oldest first; when a draft was last marked ready for
+# review), its default branch's head checks and its .prdigest.toml. ``$query`` is
+# "repo:OWNER/NAME is:pr is:open sort:created-asc".
 OPEN_QUERY = f"""query OpenPullRequests($owner: String!, $name: String!, $query: String!) {{
   {RATE_LIMIT}
   repository(owner: $owner, name: $name) {{
@@ -106,6 +108,9 @@ OPEN_QUERY = f"""query OpenPullRequests($owner: String!, $name: String!, $query:
     nodes {{ ... on PullRequest {{
       number title url createdAt isDraft additions deletions reviewDecision {_ACTOR}
       reviews(last: {OPEN_REVIEWS}) {{ nodes {{ state submittedAt {_ACTOR} }} }}
+      readyForReview: timelineItems(itemTypes: [READY_FOR_REVIEW_EVENT], last: 1) {{
+        nodes {{ ... on ReadyForReviewEvent {{ createdAt }} }}
+      }}
     }} }}
   }}
 }}"""

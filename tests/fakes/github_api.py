@@ -112,6 +112,7 @@ class FakePR:
     huge_diff: bool = False  # the diff media type answers 406, as GitHub does past 20,000 lines
     is_open: bool = False
     draft: bool = False
+    ready_at: datetime | None = None  # when a draft was marked ready for review
     review_decision: str | None = None  # APPROVED, CHANGES_REQUESTED, REVIEW_REQUIRED; None: not required
 
     @property
@@ -390,6 +391,7 @@ def _pr_node(pr: FakePR) -> dict[str, Any]:
             [{"__typename": "Issue", "number": n} for n in pr.closing], **a
         ),
         "commits": lambda **a: _page(_commits(pr), **a),
+        "timelineItems": lambda itemTypes=None, **a: _page(_timeline(pr, itemTypes), **a),
     }
 
 
@@ -399,6 +401,14 @@ def _commits(pr: FakePR) -> list[dict[str, Any]]:
     ]
     commits[-1]["commit"]["statusCheckRollup"] = _rollup(pr.checks)
     return commits
+
+
+def _timeline(pr: FakePR, types: list[str] | None) -> list[dict[str, Any]]:
+    """The PR's timeline: only its last "ready for review" event is kept."""
+    if pr.ready_at is None or (types is not None and "READY_FOR_REVIEW_EVENT" not in types):
+        return []
+    ready = {"__typename": "ReadyForReviewEvent", "id": f"RFR_{pr.number}", "createdAt": _iso(pr.ready_at)}
+    return [ready]
 
 
 def _rollup(checks: FakeChecks | None) -> dict[str, Any] | None:
