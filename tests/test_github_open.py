@@ -22,6 +22,7 @@ from prdigest.sources.github import (
     GitHubUnavailable,
     owner_repositories,
 )
+from prdigest.sources.github_open import OpenState, attention
 
 NOW = datetime(2026, 9, 20, 12, 0, tzinfo=UTC)
 THRESHOLDS = AttentionSettings(review_wait_days=7, approved_wait_days=3, large_lines=1000, limit=10)
@@ -172,6 +173,13 @@ def test_more_than_a_page_of_open_prs_reads_the_oldest_hundred(
     assert max(pr.number for pr in attention.open_prs) == 100  # the oldest first
     assert "has 105 open PRs: the 100 opened first are checked" in caplog.text
     assert fake.requests == 1
+
+
+def test_an_unreadable_answer_is_a_github_error_not_a_crash() -> None:
+    node = {"number": 3, "title": "t", "createdAt": "last week", "isDraft": False}
+    state = OpenState(REPO, [node], "main", None, "")
+    with pytest.raises(GitHubError, match=f"unreadable answer from GitHub on the open PRs of {REPO}"):
+        attention(state, THRESHOLDS, NOW)
 
 
 # --- errors ---------------------------------------------------------------------------------

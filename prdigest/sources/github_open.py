@@ -14,8 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import ValidationError
+
 from prdigest.models import Attention, OpenPR
-from prdigest.sources.github_errors import GitHubError, messages, raise_for_repository, split_repo
+from prdigest.sources.github_errors import (
+    GitHubError,
+    messages,
+    raise_for_repository,
+    short_error,
+    split_repo,
+)
 from prdigest.sources.github_models import is_bot, login_of, parse_time, rollup_checks
 from prdigest.sources.github_queries import OPEN_PR_LIMIT, OPEN_QUERY
 
@@ -32,6 +40,7 @@ Reason = Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
 class OpenState:
     """One repository's answer to the open-PR request, kept by its source: classified per report."""
 
+    repo: str
     prs: list[dict[str, Any]]  # the open PR nodes, the oldest first
     default_branch: str | None
     head: dict[str, Any] | None  # the default branch's head commit (its statusCheckRollup)
@@ -58,6 +67,7 @@ def read_open(client: GitHubClient, repo: str) -> OpenState:
     blob = repository.get("repoFile") or {}  # none: no such file (or an empty repository)
     text = blob.get("text") if blob.get("__typename") == "Blob" and not blob.get("isBinary") else None
     return OpenState(
+        repo=repo,
         prs=[n for n in search.get("nodes") or [] if n and n.get("number")],
         default_branch=branch.get("name"),
         head=head if head.get("__typename") == "Commit" else None,
@@ -66,7 +76,12 @@ def read_open(client: GitHubClient, repo: str) -> OpenState:
 
 
 def attention(state: OpenState, thresholds: AttentionSettings, now: datetime) -> Attention:
-    found = [pr for pr in (needs_attention(node, thresholds, now) for node in state.prs) if pr]
+    try:
+        found = [pr for pr in (needs_attention(node, thresholds, now) for node in state.prs) if pr]
+    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        raise GitHubError(
+            f"unreadable answer from GitHub on the open PRs of {state.repo}: {short_error(exc)}"
+        ) from None
     found.sort(key=lambda pr: (-pr.waiting_days, pr.number))
     return Attention(
         open_prs=found[: thresholds.limit],
