@@ -16,11 +16,14 @@ from markupsafe import Markup, escape
 
 from prdigest.i18n import report_texts, risk_name
 from prdigest.i18n.tags import tag_name, tag_share
-from prdigest.models import Report
+from prdigest.models import OpenPR, Report
+from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
 from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
+from prdigest.render.digest import level_driver
 from prdigest.render.markdown import title
-from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, score, window_text
+from prdigest.render.team import team_name
+from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, pr_urls, score, window_text
 from prdigest.render.week_words import basis, cited_urls, continues_words, followup_words, trend_words
 
 # "#123" not preceded by "&" (an escaped entity such as &#39;) or an ASCII word character.
@@ -29,17 +32,49 @@ _SLASH = re.compile(r"/(?=\S)")
 
 
 def render_html(report: Report) -> str:
+    """The page of one repository's report, or of a team's: its figures and repositories, then each
+    repository's sections (anchors prefixed "rN-", so every PR's stays unique on the page)."""
     t = report_texts(report.lang, report.window.since, report.window.until)
-    numbers = {p.number for p in report.prs}
+    page = dict(report=report, s=report.stats, t=t, window=window_text(t, ReportRef.of(report)))
+    if not report.parts:
+        body = _sections(report, t, "", 2, overview=False)
+        return (
+            _env()
+            .get_template("report.html.j2")
+            .render(**page, title=title(report), parts=[], body=body, attention=_attention(report, t))
+        )
+    parts = [
+        (part, _sections(part, report_texts(part.lang, part.window.since, part.window.until), f"r{i}-", 3))
+        for i, part in enumerate(report.parts, start=1)
+    ]
     return (
         _env()
         .get_template("report.html.j2")
         .render(
+            **page,
+            title=title(report, team_name(report, t)),
+            parts=parts,
+            body=_sections(report, t, "", 2, overview=True),
+            repos=[_repo_row(part, t) for part in report.parts],
+            attention=None,
+        )
+    )
+
+
+def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool = False) -> Markup:
+    """A report's sections under headings <h``h``>, their anchors prefixed ``a``; a team's ``overview``:
+    its summary only."""
+    numbers = {p.number for p in report.prs}
+    return Markup(
+        _env()
+        .get_template("sections.html.j2")
+        .render(
             report=report,
             s=report.stats,
             t=t,
-            title=title(report),
-            window=window_text(t, ReportRef.of(report)),
+            a=a,
+            h=h,
+            overview=overview,
             engine=engine_note(report, t),
             key=key_prs(report),
             tag_chart=_tag_chart(report, t),
@@ -50,13 +85,35 @@ def render_html(report: Report) -> str:
             continues=lambda numbers: _link_earlier(continues_words(numbers, t), cited_urls(report)),
             followup=lambda f: _link_earlier(followup_words(f, report.lang, t), cited_urls(report)),
             earlier_url=cited_urls(report).get,
-            refs=lambda text: _link_refs(text, numbers),
+            refs=lambda text: _link_refs(text, numbers, a),
             pr_url=pr_url,
             risk=lambda label: risk_name(label, report.lang),
             tag=lambda name: tag_name(name, report.lang),
             score=score,
+            attention=_attention(report, t),
+            dismissed=[] if overview else [dismissal_words(d, report.lang, t) for d in report.dismissed],
         )
     )
+
+
+def _attention(report: Report, t: dict[str, str]) -> tuple[str, list[tuple[OpenPR, str]]] | None:
+    """A red default branch's warning and the open PRs needing attention with why; None when neither."""
+    red, prs = checks_warning(report, t), open_prs(report)
+    return (red, [(op, reason_words(op, t)) for op in prs]) if red or prs else None
+
+
+def _repo_row(part: Report, t: dict[str, str]) -> dict[str, object]:
+    """A team's repository in the page's table: its counts, level and top risk with its PRs' links."""
+    top = level_driver(part)
+    urls = pr_urls(part)
+    return {
+        "repo": part.repo,
+        "merged": part.stats.merged_prs,
+        "key": part.stats.key_prs,
+        "level": t[f"level_name_{part.risk_level}"],
+        "risk": risk_name(top.label, part.lang) if top and top.label else (top.title if top else ""),
+        "prs": [(n, urls.get(n)) for n in top.prs[:3]] if top else [],
+    }
 
 
 @cache
@@ -77,12 +134,12 @@ def _wrap(text: str) -> Markup:
     return Markup(_SLASH.sub("/<wbr>", str(escape(text))))
 
 
-def _link_refs(text: str, numbers: set[int]) -> Markup:
-    """Escaped text in which "#N" of a PR on the page links to its anchor."""
+def _link_refs(text: str, numbers: set[int], a: str) -> Markup:
+    """Escaped text in which "#N" of a PR on the page links to its anchor (``a``: its report's prefix)."""
 
     def link(m: re.Match[str]) -> str:
         number = int(m.group(1))
-        return f'<a href="#pr-{number}">#{number}</a>' if number in numbers else m.group(0)
+        return f'<a href="#{a}pr-{number}">#{number}</a>' if number in numbers else m.group(0)
 
     return Markup(_PR_REF.sub(link, str(_wrap(text))))
 

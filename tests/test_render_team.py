@@ -1,0 +1,217 @@
+"""A team digest in every output: the card keeps one repository's one-screen layout with one line per
+repository (its merged and key PRs and its top risk, linked to that repository's PR), within 1,200
+visible characters for 3 and 12 repositories in zh and en; the thread holds each repository's replies,
+headed by its name; the page and the Markdown report give the team's figures, then each repository's
+sections with its own links.
+
+The team report is put together here by hand (figures summed), as analysis/team.py does it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from test_render_support import (
+    LANGS,
+    REPORT_URL,
+    check_lark_card,
+    check_slack_message,
+    scaled_prs,
+    strings_of,
+    week_report,
+)
+
+from prdigest.i18n import report_texts, risk_name
+from prdigest.models import Report, Stats
+from prdigest.render.digest import level_driver
+from prdigest.render.html import render_html
+from prdigest.render.lark import BODY_LIMIT, lark_messages, lark_request_body_bytes, render_lark_card
+from prdigest.render.markdown import render_markdown
+from prdigest.render.preview import lark_preview, slack_preview, visible_text
+from prdigest.render.slack import render_slack_message, render_slack_thread, slack_messages
+from prdigest.render.views import pr_urls
+
+CAP = 1200
+SIZES = (3, 12)
+NAMES = (
+    "trainer",
+    "serving",
+    "kernels",
+    "docs",
+    "eval",
+    "data",
+    "infra",
+    "tokenizer",
+    "ops",
+    "web",
+    "cli",
+    "rl",
+)
+
+
+def part(name: str, count: int, lang: str) -> Report:
+    """A week of ``count`` of the demo's PRs as the report of acme-ml/``name``, its PRs linked there."""
+    report = week_report(scaled_prs(count), lang, history=False)
+    repo = f"acme-ml/{name}"
+    report.repo = repo
+    for p in report.prs:
+        p.url = f"https://github.com/{repo}/pull/{p.number}"
+    return report
+
+
+def team_of(parts: list[Report], lang: str) -> Report:
+    """The team report of ``parts``: their figures summed, their own PRs, themes and risks left in them."""
+    stats = [p.stats for p in parts]
+    authors = sum((Counter(s.authors) for s in stats), Counter())
+    merged = sum(s.merged_prs for s in stats)
+    team = Stats(
+        merged_prs=merged,
+        key_prs=sum(s.key_prs for s in stats),
+        tags=dict(sum((Counter(s.tags) for s in stats), Counter()).most_common()),
+        authors=dict(authors.most_common()),
+        author_share={a: n / merged for a, n in authors.items()} if merged else {},
+        risks=dict(sum((Counter(s.risks) for s in stats), Counter()).most_common()),
+        per_day=dict(sorted(sum((Counter(s.per_day) for s in stats), Counter()).items())),
+        additions=sum(s.additions for s in stats),
+        deletions=sum(s.deletions for s in stats),
+        files_changed=sum(s.files_changed for s in stats),
+    )
+    first = parts[0]
+    levels = ("low", "medium", "high")
+    return Report(
+        repo=",".join(p.repo for p in parts),
+        window=first.window,
+        engine=first.engine,
+        lang=first.lang,
+        source=first.source,
+        generated_at=first.generated_at,
+        stats=team,
+        risk_level=max((p.risk_level for p in parts), key=levels.index),
+        summary=f"{len(parts)} repositories, {merged} merged PRs; most activity in {parts[0].repo}.",
+        parts=parts,
+    )
+
+
+def team_report(size: int, lang: str) -> Report:
+    """``size`` repositories of 40, 1, 12, 3 … PRs each."""
+    counts = (40, 1, 12, 3, 25, 7, 2, 18, 5, 9, 30, 4)
+    return team_of([part(NAMES[i], counts[i], lang) for i in range(size)], lang)
+
+
+@pytest.fixture(scope="module", params=[(n, lang) for n in SIZES for lang in LANGS], ids=str)
+def team(request: pytest.FixtureRequest) -> Report:
+    size, lang = request.param
+    return team_report(size, lang)
+
+
+def _lark_text(card: dict) -> str:
+    return visible_text(lark_preview(card))
+
+
+def _slack_text(message: dict) -> str:
+    return visible_text(slack_preview(message))
+
+
+@pytest.mark.parametrize("url", [None, REPORT_URL], ids=["no-url", "url"])
+def test_the_team_card_holds_at_most_1200_visible_characters(team: Report, url: str | None) -> None:
+    lark, slack = render_lark_card(team, url), render_slack_message(team, url)
+    assert len(_lark_text(lark)) <= CAP and len(_slack_text(slack)) <= CAP
+    check_lark_card(lark)
+    assert lark_request_body_bytes(lark) <= BODY_LIMIT
+    check_slack_message(slack)
+
+
+def test_one_line_per_repository_with_its_counts_and_top_risk_linked_there(team: Report) -> None:
+    t = report_texts(team.lang, team.window.since, team.window.until)
+    lark = render_lark_card(team, REPORT_URL)
+    [repos] = [e["content"] for e in lark["body"]["elements"] if e.get("content", "").startswith("**")]
+    slack = render_slack_message(team, REPORT_URL)
+    [section] = [
+        b["text"]["text"] for b in slack["blocks"] if "text" in b and "*" + t["td_repos"] in b["text"]["text"]
+    ]
+    lark_lines, slack_lines = repos.split("\n")[1:], section.split("\n")[1:]
+    assert len(lark_lines) == len(slack_lines) == len(team.parts)
+    for p in team.parts:
+        name = p.repo.split("/")[1]
+        counts = t["td_counts"].format(merged=p.stats.merged_prs, key=p.stats.key_prs)
+        [lark_line] = [line for line in lark_lines if visible_text(lark_preview(_md(line))).startswith(name)]
+        [slack_line] = [line for line in slack_lines if line.startswith(f"*{name}*")]
+        assert counts in visible_text(lark_preview(_md(lark_line))) and counts in slack_line
+        top = level_driver(p)
+        if top is None:
+            assert "](" not in lark_line and "<http" not in slack_line  # no risk: nothing cited
+            continue
+        url = pr_urls(p)[top.prs[0]]
+        assert url.startswith(f"https://github.com/{p.repo}/pull/")
+        assert f"[#{top.prs[0]}]({url})" in lark_line and f"<{url}|#{top.prs[0]}>" in slack_line
+        shown = risk_name(top.label, p.lang)
+        assert shown[:6] in visible_text(lark_preview(_md(lark_line))) and shown[:6] in slack_line
+
+
+def _elsewhere(p: Report) -> re.Pattern[str]:
+    """A link to another repository of the team than ``p``'s."""
+    return re.compile(rf"github\.com/acme-ml/(?!{re.escape(p.repo.split('/')[1])}/)")
+
+
+def _md(content: str) -> dict:
+    return {"header": {}, "body": {"elements": [{"tag": "markdown", "content": content}]}}
+
+
+def test_the_title_names_the_team_and_the_figures_are_the_sums(team: Report) -> None:
+    text = _lark_text(render_lark_card(team))
+    assert "acme-ml: trainer, serving, kernels" in text and "2026-W37" in text
+    assert str(team.stats.merged_prs) in text and str(team.stats.key_prs) in text
+    assert str(sum(len(p.risk_observations) for p in team.parts)) in text
+    assert team.summary in text
+
+
+def test_the_team_thread_has_each_repositorys_replies_headed_by_its_name(team: Report) -> None:
+    lark = lark_messages(team, REPORT_URL)[1:]
+    for card in [*lark_messages(team, REPORT_URL), *slack_messages(team, REPORT_URL)]:
+        if "schema" in card:
+            check_lark_card(card)
+            assert lark_request_body_bytes(card) <= BODY_LIMIT
+        else:
+            check_slack_message(card)
+    heads = [card["header"]["title"]["content"] for card in lark]
+    slack_heads = [m["blocks"][0]["text"]["text"] for m in render_slack_thread(team)]
+    for p in team.parts:
+        assert any(h.startswith(f"{p.repo} · ") for h in heads)
+        assert any(h.startswith(f"{p.repo} · ") for h in slack_heads)
+        mine = "\n".join(
+            s
+            for card in lark
+            if card["header"]["title"]["content"].startswith(p.repo + " ")
+            for s in strings_of(card)
+        )
+        for n, url in pr_urls(p).items():
+            if f"[#{n}](" in mine:
+                assert f"[#{n}]({url})" in mine
+        assert not _elsewhere(p).search(mine)
+
+
+def test_the_team_page_has_each_repositorys_sections_with_its_links(team: Report) -> None:
+    page = render_html(team)
+    for i, p in enumerate(team.parts):
+        section = page.split(f'<section id="repo-{i + 1}"')[1].split("</section><!-- repo -->")[0]
+        assert p.repo in section
+        for pr in p.prs:
+            assert f'href="https://github.com/{p.repo}/pull/{pr.number}"' in section
+        assert not _elsewhere(p).search(section)
+    assert len(set(re.findall(r'id="([^"]+)"', page))) == len(re.findall(r'id="([^"]+)"', page))
+
+
+def test_the_team_markdown_has_the_figures_then_each_repository(team: Report) -> None:
+    md = render_markdown(team)
+    t = report_texts(team.lang, team.window.since, team.window.until)
+    heads = [line[3:] for line in md.splitlines() if line.startswith("## ")]
+    assert heads[0] == t["td_overview"]
+    assert [h for h in heads if h.startswith("acme-ml/")] == [p.repo for p in team.parts]
+    assert f"{t['merged_prs']}: {team.stats.merged_prs}" in md
+    for p in team.parts:
+        body = md.split(f"\n## {p.repo}\n")[1].split("\n## ")[0]
+        assert f"### {t['s_summary']}" in body
+        if p.risk_observations:
+            assert p.risk_observations[0].title in body or "\\" in body
