@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import commit, new_repo
 
-from prdigest.config import Settings, load_settings
+from prdigest.analysis import rules
+from prdigest.config import Settings, Taxonomy, load_settings
 from prdigest.errors import SourceError
 from prdigest.models import Window
 from prdigest.pipeline import make_report
@@ -206,9 +207,8 @@ def test_a_report_made_with_the_layered_settings_uses_the_repositorys_taxonomy(
     (pr,) = [p for p in report.prs if p.number == 2]
     assert "rollout" in pr.tags  # the file's tag, by its paths
     assert "core_path" in pr.risks  # the file's core path
-    # The same week without the repository's file: neither.
-    plain = make_report(
-        config(tmp_path), Store(tmp_path / "plain.db"), source, week, save=False, use_llm=False
-    )
-    (pr,) = [p for p in plain.prs if p.number == 2]
-    assert "rollout" not in pr.tags and "core_path" not in pr.risks
+    # The defaults alone give it neither.
+    merged = source.fetch_pr(2)
+    assert merged is not None
+    plain = rules.analyse(merged, Taxonomy(), "en")
+    assert "rollout" not in plain.tags and "core_path" not in [r.label for r in plain.risks]
