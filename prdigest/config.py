@@ -37,6 +37,7 @@ from prdigest.config_models import (
     WebSettings,
 )
 from prdigest.errors import ConfigError
+from prdigest.models import Subscription
 from prdigest.redact import secrets_of, use_secrets
 
 __all__ = [
@@ -131,13 +132,7 @@ def check_settings(settings: Settings) -> list[str]:
         platform = getattr(settings, sub.platform, None)
         if platform is not None and not platform.enabled:
             problems.append(f"subscriptions.{i}: posts to {sub.platform}, which has no app configured")
-        if (
-            sub.source == "github"
-            and not sub.git_path
-            and settings.repo(sub.repo).git is None
-            and not settings.github.token
-        ):
-            problems.append(f"subscriptions.{i}: {sub.repo} is read from GitHub, but no GitHub token is set")
+        problems += [f"subscriptions.{i}: {problem}" for problem in _unreadable(settings, sub)]
     for i, repo in enumerate(settings.repos):
         if (
             repo.git is not None
@@ -153,6 +148,27 @@ def check_settings(settings: Settings) -> list[str]:
         problems.append("slack: HTTP mode needs PRDIGEST_SLACK_SIGNING_SECRET")
     if settings.web.page_access == "signed" and not settings.web.signing_key:
         problems.append('web: page_access = "signed" needs PRDIGEST_WEB_SIGNING_KEY')
+    return problems
+
+
+def _unreadable(settings: Settings, sub: Subscription) -> list[str]:
+    """Why a subscription's repositories (each of a team's) could not be read: a name that is not
+    OWNER/NAME or named twice, GitHub without a token, an owner with no repository known."""
+    if sub.owner is not None:
+        known = [r for r in settings.repos if r.name.split("/", 1)[0].lower() == sub.owner.lower()]
+        if known or settings.github.token:
+            return []
+        return [f"no repository of {sub.owner} is in [[repos]], and no GitHub token is set to list them"]
+    problems = []
+    seen: set[str] = set()
+    for repo in sub.repos or [sub.repo]:
+        if not REPO_NAME.fullmatch(repo):
+            problems.append(f"{repo!r} is not OWNER/NAME")
+        elif repo.lower() in seen:
+            problems.append(f"{repo} is named twice")
+        elif not (sub.git_path or settings.repo(repo).git or settings.github.token or sub.source == "git"):
+            problems.append(f"{repo} is read from GitHub, but no GitHub token is set")
+        seen.add(repo.lower())
     return problems
 
 

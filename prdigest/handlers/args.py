@@ -1,4 +1,5 @@
-"""Reading a subscription command's words (repository, day, time, timezone, language) and PR numbers."""
+"""Reading a subscription command's words (repositories or org:OWNER, day, time, timezone, language) and
+PR numbers."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from prdigest.errors import UsageError
 from prdigest.models import Lang, Weekday, weekday, zone
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+# Every repository of an owner: "org:acme" (a full-width colon too, as a Chinese keyboard types it).
+_OWNER = re.compile(r"^org[:：](?P<owner>.*)$", re.I)
+_OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 _DAYS_ZH: dict[str, Weekday] = {
     "周一": "mon",
@@ -24,12 +28,22 @@ MAX_PR_NUMBER = 10**9
 
 @dataclass
 class Args:
-    repo: str | None = None
+    repos: list[str] = field(default_factory=list)  # in the order named, each once
+    owner: str | None = None  # org:OWNER: every repository of OWNER
     day: Weekday | None = None
     time: str | None = None
     tz: str | None = None
     lang: Lang | None = None
     rest: list[str] = field(default_factory=list)
+
+    @property
+    def repo(self) -> str | None:
+        """The one repository named (None for none, several or an owner)."""
+        return self.repos[0] if len(self.repos) == 1 and self.owner is None else None
+
+    @property
+    def named(self) -> bool:
+        return bool(self.repos) or self.owner is not None
 
 
 def read_args(text: str) -> Args:
@@ -49,11 +63,25 @@ def read_args(text: str) -> Args:
             args.lang = "en"
         elif is_zone(token):
             args.tz = zone(token).key
+        elif match := _OWNER.match(token):
+            args.owner = owner_name(match.group("owner"), token)
         elif _REPO.match(token):
-            args.repo = token
+            if token.lower() in (r.lower() for r in args.repos):
+                raise UsageError(f"{token} is named twice", "err_repo_twice", repo=token)
+            args.repos.append(token)
+        elif "/" in token:  # meant as a repository ("acme/x/y", a URL): say so, never subscribe to a part
+            raise UsageError(f"{token!r} is not a repository (OWNER/NAME)", "err_repo_name", text=token[:80])
         else:
             args.rest.append(token)
+    if args.repos and args.owner is not None:
+        raise UsageError("name repositories or org:OWNER, not both", "err_team_mixed")
     return args
+
+
+def owner_name(name: str, token: str) -> str:
+    if not _OWNER_NAME.match(name):
+        raise UsageError(f"{token!r} is not org:OWNER", "err_repo_name", text=token[:80])
+    return name
 
 
 def pr_number(text: str) -> int:

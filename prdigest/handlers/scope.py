@@ -13,6 +13,7 @@ from prdigest.i18n import texts
 from prdigest.models import Report, Subscription, Window
 from prdigest.periods import today_in
 from prdigest.pipeline import make_report
+from prdigest.pipeline_team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.storage import coverage
 from prdigest.storage.revision import revision
@@ -29,19 +30,26 @@ class Answer(Exception):
 
 @dataclass
 class Scope:
-    repo: str
+    repo: str  # a repository, or a team subscription's key (only where the command asked for one)
     lang: Lang
     tz: str
     subscription: Subscription | None
+
+    @property
+    def team(self) -> bool:
+        """Whether the scope is a team digest's (several repositories), not one repository's."""
+        sub = self.subscription
+        return sub is not None and sub.is_team and sub.repo == self.repo
 
 
 def text_reply(kind: str, lang: Lang, text: str, **kw: object) -> Reply:
     return Reply.model_validate({"kind": kind, "lang": lang, "text": text, **kw})
 
 
-def resolve(intent: Intent, ctx: Context, svc: Services) -> Scope:
+def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) -> Scope:
     """The repository named, else the card's the message answers, else the chat's only subscription,
-    else the session's default."""
+    else the session's default. A team subscription answers for a command that takes one (``team``:
+    the report); the others ask which of its repositories."""
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
     lang: Lang = intent.lang
     t = texts(lang)
@@ -54,8 +62,20 @@ def resolve(intent: Intent, ctx: Context, svc: Services) -> Scope:
     if repo is None:
         raise Answer(text_reply("text", lang, t["no_repo"]))
     sub = next((s for s in subs if s.repo == repo), None)
+    if sub is not None and sub.is_team and not team:
+        raise Answer(text_reply("text", lang, _which_of(sub, svc, t)))
+    # A repository of the chat's team keeps the team's timezone.
+    sub = sub or next((s for s in subs if repo in team_repos(svc.settings, s)), None)
     tz = sub.tz if sub else svc.settings.report.timezone
     return Scope(repo=repo, lang=lang, tz=tz, subscription=sub)
+
+
+def _which_of(sub: Subscription, svc: Services, t: dict[str, str]) -> str:
+    """Which repository of the chat's team digest a one-repository command is about: name one."""
+    repos = team_repos(svc.settings, sub)
+    if not repos:
+        return t["team_which_owner"].format(owner=sub.owner)
+    return t["team_which_repo"].format(team=", ".join(repos), first=repos[0])
 
 
 def window_of(intent: Intent, ctx: Context, scope: Scope, svc: Services) -> Window | None:
@@ -102,6 +122,17 @@ def week_report(
     return memo.report(
         svc.store, svc.settings, key, build, keep=lambda r: past and _reusable(r, llm is not None)
     )
+
+
+def team_report(svc: Services, scope: Scope, window: Window) -> Report:
+    """The team digest of the scope's subscription: each repository's report read afresh (as the one
+    repository `report` is: synced and saved), combined."""
+    assert scope.subscription is not None and scope.team  # resolve(team=True) found the chat's team
+    report = make_team_report(
+        svc.settings, svc.store, scope.subscription, window, now=svc.clock(), source_for=svc.source_for,
+        lang=scope.lang,
+    )  # fmt: skip
+    return scrub_value(report)
 
 
 def _reusable(report: Report, llm: bool) -> bool:

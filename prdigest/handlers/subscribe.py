@@ -1,4 +1,7 @@
-"""subscribe, unsubscribe, subscriptions: the chat's weekly reports. Only admins may change them."""
+"""subscribe, unsubscribe, subscriptions: the chat's weekly reports. Only admins may change them.
+
+A subscription names one repository, several (one team digest of them: `subscribe owner/a owner/b`) or
+every repository of an owner (`subscribe org:owner`); unsubscribe takes the same words."""
 
 from __future__ import annotations
 
@@ -11,25 +14,41 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.i18n import texts
 from prdigest.models import Lang, Subscription
+from prdigest.pipeline_team import team_repos
 from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
 
 
-def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, str, Lang]:
-    """The arguments of a command that changes subscriptions (only admins may), its repository
-    (it names one) and the answer's language."""
+def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, Subscription, Lang]:
+    """The arguments of a command that changes subscriptions (only admins may), the subscription they
+    name (repositories or an owner: it names one) and the answer's language."""
     lang = intent.lang
     if not svc.is_admin(ctx):
         raise Answer(text_reply("refusal", lang, texts(lang)["sub_refused"]))
     args = read_args(intent.args)
-    if args.repo is None:
+    if not args.named:
         raise Answer(text_reply("text", lang, texts(lang)["sub_needs_repo"]))
-    return args, args.repo, lang
+    target = Subscription(
+        platform=ctx.platform, chat_id=ctx.chat_id, repos=args.repos, owner=args.owner,
+        day=args.day or "mon", time=args.time or "09:30", tz=args.tz or svc.settings.report.timezone,
+        lang=args.lang or intent.lang, created_by=ctx.user_id, created_at=svc.clock().astimezone(UTC),
+    )  # fmt: skip
+    return args, target, lang
+
+
+def name_of(sub: Subscription, lang: str) -> str:
+    """What a subscription is of, for a reader: a repository, a team's repositories, an owner's."""
+    t = texts(lang)
+    if sub.owner is not None:
+        return t["team_name_owner"].format(owner=sub.owner)
+    if sub.repos:
+        return t["team_name_repos"].format(repos=", ".join(sub.repos))
+    return sub.repo
 
 
 def describe(sub: Subscription, lang: str) -> str:
     t = texts(lang)
     return t["sub_line"].format(
-        repo=sub.repo,
+        repo=name_of(sub, lang),
         day=t[f"day_{sub.day}"],
         time=sub.time,
         tz=sub.tz,
@@ -40,38 +59,42 @@ def describe(sub: Subscription, lang: str) -> str:
 
 @command("subscribe", en=("subscribe",), zh=("订阅",), admin=True)
 def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    args, repo, lang = _admin_args(intent, ctx, svc)
+    _, sub, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
-    configured = svc.settings.repo(repo).git
-    sub = Subscription(
-        platform=ctx.platform,
-        chat_id=ctx.chat_id,
-        repo=repo,
-        source="git" if configured else "github",
-        git_path=str(configured) if configured else None,
-        day=args.day or "mon",
-        time=args.time or "09:30",
-        tz=args.tz or svc.settings.report.timezone,
-        lang=args.lang or intent.lang,
-        created_by=ctx.user_id,
-        created_at=svc.clock().astimezone(UTC),
-    )
+    if sub.owner is not None and not (team_repos(svc.settings, sub) or svc.settings.github.token):
+        # No weekly run could find a repository of it: said now, not in a failed delivery.
+        raise Answer(text_reply("text", lang, t["team_no_repos"].format(owner=sub.owner)))
+    configured = None if sub.is_team else svc.settings.repo(sub.repo).git
+    if configured is not None:  # a team's repositories each read their own configured source
+        sub = sub.model_copy(update={"source": "git", "git_path": str(configured)})
     saved = save_subscription(svc.store, sub)
     svc.on_subscriptions_changed()
     text = t["sub_saved"].format(
-        repo=saved.repo, day=t[f"day_{saved.day}"], time=saved.time, tz=saved.tz, lang=t[f"lang_{saved.lang}"]
+        repo=name_of(saved, lang),
+        day=t[f"day_{saved.day}"],
+        time=saved.time,
+        tz=saved.tz,
+        lang=t[f"lang_{saved.lang}"],
     )
     return text_reply("subscriptions", lang, text, repo=saved.repo, subscriptions=[saved])
 
 
 @command("unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), admin=True)
 def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    _, repo, lang = _admin_args(intent, ctx, svc)
+    _, named, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
-    removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, repo)
+    # By its key; a team's by its repositories in any order.
+    same = {r.lower() for r in named.repos}
+    found = next(
+        (s for s in list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
+         if s.repo == named.repo or (same and {r.lower() for r in s.repos} == same)),
+        named,
+    )  # fmt: skip
+    removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, found.repo)
     if removed:
         svc.on_subscriptions_changed()
-    return text_reply("text", lang, t["sub_removed" if removed else "sub_missing"].format(repo=repo))
+    text = t["sub_removed" if removed else "sub_missing"].format(repo=name_of(found, lang))
+    return text_reply("text", lang, text)
 
 
 @command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))

@@ -12,6 +12,7 @@ from prdigest.handlers.scope import (
     Scope,
     period_text,
     resolve,
+    team_report,
     text_reply,
     week_report,
     window_of,
@@ -147,9 +148,12 @@ def hot_files(intent: Intent, ctx: Context, svc: Services) -> Reply:
 
 @command("report", en=("report", "weekly report"), zh=("报告", "周报"))
 def report(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    scope = resolve(intent, ctx, svc)
+    scope = resolve(intent, ctx, svc, team=True)
     window = period_of(intent, ctx, scope, svc)
-    built = week_report(svc, scope, window, sync=True, save=True)
+    if scope.team:  # the chat's team digest: its repositories in one report
+        built = team_report(svc, scope, window)
+    else:
+        built = week_report(svc, scope, window, sync=True, save=True)
     return text_reply("report", scope.lang, render_markdown(built), repo=scope.repo, report=built)
 
 
