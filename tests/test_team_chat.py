@@ -118,6 +118,7 @@ def test_a_config_file_with_team_subscriptions_loads_and_is_checked(tmp_path: Pa
     settings = load_settings(config, env={})
     team, owner, other, odd = settings.subscriptions
     assert (team.repo, team.is_team, owner.repo, owner.owner) == ("o/a,o/b", True, "org:o", "o")
+    assert (other.repo, odd.repos) == ("org:p", ["o/a", "O/A", "bad"])
     assert check_settings(settings) == [
         "subscriptions.0: o/b is read from GitHub, but no GitHub token is set",
         "subscriptions.2: no repository of p is in [[repos]], and no GitHub token is set to list them",
