@@ -11,6 +11,8 @@ the reports built as the render tests build them), in zh and en, with a public r
   render_ms_N        Lark card + Slack message + HTML page for the zh report, median of runs (2000: < 500)
   card_phone_px_N    height of the Lark card and of the Slack message as prdigest's preview shows them
                      in headless Chromium 390 px wide, the larger of the two (<= 1400)
+  card_phone_px_team_R  the same for a team digest of R = 3 and 12 repositories (tests/test_render_team.py
+                     builds them: 1 to 40 PRs each) (<= 1400)
 
 Size figures are the larger of the two languages.
 """
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the render tests' week builder
 
 from chromium_support import page_heights  # noqa: E402
 from test_render_support import REPORT_URL, scaled_prs, week_report  # noqa: E402
+from test_render_team import team_report  # noqa: E402
 
 from prdigest.models import Report  # noqa: E402
 from prdigest.render.html import render_html  # noqa: E402
@@ -37,6 +40,7 @@ from prdigest.render.preview import lark_preview, preview_page, slack_preview  #
 from prdigest.render.slack import render_slack_message, slack_message_chars  # noqa: E402
 
 SIZES = (40, 400, 2000)
+TEAMS = (3, 12)
 
 
 def render_all(report: Report) -> tuple[dict, dict, str]:
@@ -75,6 +79,9 @@ def main() -> None:
         print(f"slack_chars_{size}={max(slack_message_chars(message) for _, message, _ in outputs)}")
         print(f"render_ms_{size}={render_ms(reports['zh'], args.runs):.1f}")
         print(f"card_phone_px_{size}={phone_px(outputs):.0f}", flush=True)
+    for repos in TEAMS:
+        outputs = [render_all(team_report(repos, lang)) for lang in ("zh", "en")]
+        print(f"card_phone_px_team_{repos}={phone_px(outputs):.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from chromium_support import CHROMIUM, page_heights
 from test_render_support import (
     LANGS,
     REPORT_URL,
@@ -29,11 +31,12 @@ from prdigest.render.digest import level_driver
 from prdigest.render.html import render_html
 from prdigest.render.lark import BODY_LIMIT, lark_messages, lark_request_body_bytes, render_lark_card
 from prdigest.render.markdown import render_markdown
-from prdigest.render.preview import lark_preview, slack_preview, visible_text
+from prdigest.render.preview import lark_preview, preview_page, slack_preview, visible_text
 from prdigest.render.slack import render_slack_message, render_slack_thread, slack_messages
 from prdigest.render.views import pr_urls
 
 CAP = 1200
+PHONE_PX = 1400
 SIZES = (3, 12)
 NAMES = (
     "trainer",
@@ -215,3 +218,21 @@ def test_the_team_markdown_has_the_figures_then_each_repository(team: Report) ->
         assert f"### {t['s_summary']}" in body
         if p.risk_observations:
             assert p.risk_observations[0].title in body or "\\" in body
+
+
+@pytest.mark.e2e  # headless Chromium
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium fonts-noto-cjk)"
+)
+def test_the_team_card_fits_a_phone_screen_in_chromium(tmp_path: Path) -> None:
+    pages = [
+        preview_page(preview(message))
+        for size in SIZES
+        for lang in LANGS
+        for preview, message in (
+            (lark_preview, render_lark_card(team_report(size, lang), REPORT_URL)),
+            (slack_preview, render_slack_message(team_report(size, lang), REPORT_URL)),
+        )
+    ]
+    heights = page_heights(pages, tmp_path, ".lark, .slack")
+    assert all(200 < h <= PHONE_PX for h in heights), heights

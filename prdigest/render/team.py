@@ -136,4 +136,4 @@ def _repo_line(part: Report, name: str, t: dict[str, str], lines: Lines, room: i
     cited = f"#{top.prs[0]}" if top.prs else ""
     risk_room = room - len(name) - len(counts) - len(cited) - 7
     risk = risk_name(top.label, part.lang) if top.label else top.title
-    return f"{line} · {m.text(risk, max(risk_room, 8))} {lines.cite(top.prs, 1)}".rstrip()
+    return f"{line} · {m.text(risk, max(risk_room, 8))} {lines.cite(top.prs[:1], 1)}".rstrip()
