@@ -17,7 +17,7 @@ from prdigest.cli_ops import config, deliver, serve, subscriptions
 from prdigest.cli_support import Group, Period, common, period_options, progress_shown, settings_from, stderr
 
 if TYPE_CHECKING:
-    from prdigest.models import Report
+    from prdigest.models import Report, Subscription
 
 
 @click.group(cls=Group)
@@ -29,7 +29,14 @@ def cli() -> None:
 @cli.command()
 @click.option("--git", "git", type=click.Path(), help="Read merged PRs from a local clone.")
 @click.option("--fixture", type=click.Path(), help="Read PRs from a JSON fixture file.")
-@click.option("--repo", help="Repository OWNER/NAME (alone: from the cache; with --git: overrides the name).")
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    help="Repository OWNER/NAME (alone: its configured source or the cache; with --git: overrides the name). "
+    "Repeated: one team digest of them all.",
+)
+@click.option("--owner", help="One team digest of every repository of OWNER (its [[repos]] entries).")
 @period_options
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
 @click.option(
@@ -46,7 +53,8 @@ def cli() -> None:
 def report(
     git: str | None,
     fixture: str | None,
-    repo: str | None,
+    repos: tuple[str, ...],
+    owner: str | None,
     period: Period,
     lang: str | None,
     fmt: str,
@@ -54,16 +62,23 @@ def report(
     config: str | None,
     db: str | None,
 ) -> None:
-    """Build the report of a period from a git clone, a fixture or the cache."""
+    """Build the report of a period from a git clone, a fixture or the cache; of several repositories
+    (--repo repeated, or --owner), one team digest."""
     from prdigest.pipeline import make_report, open_source
+    from prdigest.pipeline_team import make_team_report
     from prdigest.storage import Store
 
     settings = settings_from(config, db)
     window = period.window(settings)
-    source = open_source(settings, git, fixture, repo)
+    team = team_subscription(repos, owner, git or fixture, lang or settings.report.language)
+    repo = repos[0] if repos else None
+    source = None if team else open_source(settings, git, fixture, repo)
     store = Store(settings.storage.db)
     with progress_shown(stderr(), "working…"):
-        result = make_report(settings, store, source, window, repo=repo, lang=lang)
+        if team is not None:
+            result = make_team_report(settings, store, team, window, lang=lang)
+        else:
+            result = make_report(settings, store, source, window, repo=repo, lang=lang)
     store.close()
     usage = result.llm_usage
     if usage is not None and usage.fallback:  # the report says so too, but a script reads only stdout
@@ -73,6 +88,33 @@ def report(
             err=True,
         )
     _emit(result, fmt, out)
+
+
+def team_subscription(
+    repos: tuple[str, ...], owner: str | None, single_source: str | None, lang: str
+) -> Subscription | None:
+    """The team report's subscription when the options name several repositories or an owner, else None;
+    a clear error for a name that is not OWNER/NAME, one named twice, or a team with --git or --fixture."""
+    from prdigest.config import REPO_NAME
+    from prdigest.models import Subscription, as_lang
+
+    if len(repos) < 2 and owner is None:
+        return None
+    if owner is not None and repos:
+        raise click.UsageError("name --owner or --repo, not both")
+    if single_source:
+        raise click.UsageError(
+            "--git and --fixture read one repository; a team digest reads each repository's configured "
+            "source ([[repos]] git, GitHub with a token) or the cache"
+        )
+    for i, repo in enumerate(repos):
+        if not REPO_NAME.fullmatch(repo):
+            raise click.UsageError(f"--repo {repo!r} is not OWNER/NAME")
+        if repo.lower() in (r.lower() for r in repos[:i]):
+            raise click.UsageError(f"--repo {repo} is named twice")
+    if owner is not None and not REPO_NAME.fullmatch(f"{owner}/x"):
+        raise click.UsageError(f"--owner {owner!r} is not an owner's name")
+    return Subscription(platform="console", chat_id="cli", repos=list(repos), owner=owner, lang=as_lang(lang))
 
 
 @cli.command()

@@ -59,7 +59,12 @@ def make_team_report(
         repos = team_repos(settings, sub)
     if not repos:
         owner = sub.owner or sub.repo
-        raise SourceError(f"no repository of {owner} is known", "team_no_repos", owner=owner)
+        raise SourceError(
+            f"no repository of {owner} is known: list them as [[repos]] in the config file, or set a GitHub "
+            "token",
+            "team_no_repos",
+            owner=owner,
+        )
     parts: list[Report] = []
     failed: list[tuple[str, SourceError]] = []
     for repo in repos:
