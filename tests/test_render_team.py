@@ -27,7 +27,6 @@ from test_render_support import (
 
 from prdigest.i18n import report_texts, risk_name
 from prdigest.models import Report, Stats
-from prdigest.render.digest import level_driver
 from prdigest.render.html import render_html
 from prdigest.render.lark import BODY_LIMIT, lark_messages, lark_request_body_bytes, render_lark_card
 from prdigest.render.markdown import render_markdown
@@ -142,7 +141,7 @@ def test_one_line_per_repository_with_its_counts_and_top_risk_linked_there(team:
         [lark_line] = [line for line in lark_lines if visible_text(lark_preview(_md(line))).startswith(name)]
         [slack_line] = [line for line in slack_lines if line.startswith(f"*{name}*")]
         assert counts in visible_text(lark_preview(_md(lark_line))) and counts in slack_line
-        top = level_driver(p)
+        top = p.risk_observations[0] if p.risk_observations else None  # the weightiest
         if top is None:
             assert "](" not in lark_line and "<http" not in slack_line  # no risk: nothing cited
             continue

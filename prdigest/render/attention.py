@@ -55,7 +55,7 @@ def card_words(prs: list[tuple[str, OpenPR]], t: dict[str, str]) -> str:
     repository's name in a team digest (``prs``: (name or "", PR))."""
     items = [f"{name} #{op.number} {reason_words(op, t)}".strip() for name, op in prs[:CARD_PRS]]
     more = " …" if len(prs) > CARD_PRS else ""
-    return t["att_card"].format(n=len(prs), items=", ".join(items) + more)
+    return t["att_card"].format(n=len(prs), items=t["list_sep"].join(items) + more)
 
 
 def dismissal_words(d: Dismissal, lang: str, t: dict[str, str]) -> str:

@@ -20,9 +20,8 @@ from prdigest.models import OpenPR, Report
 from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
 from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
-from prdigest.render.digest import level_driver
 from prdigest.render.markdown import title
-from prdigest.render.team import team_name
+from prdigest.render.team import team_name, top_risk
 from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, pr_urls, score, window_text
 from prdigest.render.week_words import basis, cited_urls, continues_words, followup_words, trend_words
 
@@ -104,7 +103,7 @@ def _attention(report: Report, t: dict[str, str]) -> tuple[str, list[tuple[OpenP
 
 def _repo_row(part: Report, t: dict[str, str]) -> dict[str, object]:
     """A team's repository in the page's table: its counts, level and top risk with its PRs' links."""
-    top = level_driver(part)
+    top = top_risk(part)
     urls = pr_urls(part)
     return {
         "repo": part.repo,

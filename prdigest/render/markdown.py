@@ -9,9 +9,8 @@ from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
 from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
-from prdigest.render.digest import level_driver
 from prdigest.render.sanitize import clean
-from prdigest.render.team import team_name
+from prdigest.render.team import team_name, top_risk
 from prdigest.render.views import engine_note
 from prdigest.render.week_words import continues_words, followup_words, trend_words
 
@@ -213,7 +212,7 @@ def team_sections(report: Report, t: dict[str, str]) -> list[str]:
         "| --- | --- | --- | --- | --- |",
     ]
     for part in report.parts:
-        top = level_driver(part)  # what sets its level, as its card says
+        top = top_risk(part)
         risk = f"{risk_name(top.label, part.lang)} ({' '.join(f'#{n}' for n in top.prs[:3])})" if top else "-"
         level = t[f"level_name_{part.risk_level}"]
         out.append(

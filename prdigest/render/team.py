@@ -9,9 +9,9 @@ what the rest of the card leaves of that, each cut to its share (see `repo_lines
 from __future__ import annotations
 
 from prdigest.i18n import risk_name
-from prdigest.models import OpenPR, Report
+from prdigest.models import OpenPR, Report, RiskObservation
 from prdigest.render.attention import card_words, checks_warning, open_prs
-from prdigest.render.digest import WARNINGS, Lines, Markup, digest_title, level_driver, lines_of, verdict
+from prdigest.render.digest import WARNINGS, Lines, Markup, digest_title, lines_of, verdict
 from prdigest.render.sanitize import clean
 from prdigest.render.views import Button, ReportRef, callback, with_page
 from prdigest.render.week_words import figure_with_change, open_followups
@@ -38,6 +38,11 @@ def owner_of(report: Report) -> str | None:
 
 def short_name(repo: str, owner: str | None) -> str:
     return repo.split("/", 1)[1] if owner and repo.startswith(f"{owner}/") else repo
+
+
+def top_risk(part: Report) -> RiskObservation | None:
+    """A repository's weightiest risk (its report lists it first), as the team's summary names it."""
+    return part.risk_observations[0] if part.risk_observations else None
 
 
 def team_name(report: Report, t: dict[str, str]) -> str:
@@ -130,7 +135,7 @@ def _repo_line(part: Report, name: str, t: dict[str, str], lines: Lines, room: i
     name = clean(name, min(REPO_CHARS, room // 3))
     counts = t["td_counts"].format(merged=part.stats.merged_prs, key=part.stats.key_prs)
     line = f"{m.bold(m.text(name, None))} · {m.text(counts, None)}"
-    top = level_driver(part)  # what sets the repository's level, as its own card says
+    top = top_risk(part)
     if top is None:
         return line
     cited = f"#{top.prs[0]}" if top.prs else ""
