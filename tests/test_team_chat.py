@@ -103,6 +103,9 @@ def test_report_in_a_team_chat_answers_the_team_digest(
     assert which.kind == "text" and "name one repository, e.g. `risks acme/api`" in which.text
     one = handle("top acme/web", USER, svc)
     assert one.kind == "prs" and one.repo == "acme/web"
+    handle("subscribe acme/api", ADMIN, svc)  # one repository's report beside the team's
+    assert handle("report", USER, svc).report.parts != []  # the chat's one team digest
+    assert handle("report acme/api", USER, svc).report.parts == []
     store.close()
 
 

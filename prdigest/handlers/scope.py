@@ -49,11 +49,14 @@ def text_reply(kind: str, lang: Lang, text: str, **kw: object) -> Reply:
 def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) -> Scope:
     """The repository named, else the card's the message answers, else the chat's only subscription,
     else the session's default. A team subscription answers for a command that takes one (``team``:
-    the report); the others ask which of its repositories."""
+    the report; the chat's one team, when it has others too); the others ask which of its repositories."""
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
     lang: Lang = intent.lang
     t = texts(lang)
     repo = intent.repo or (ctx.thread.repo if ctx.thread else None)
+    teams = [s for s in subs if s.is_team]
+    if repo is None and team and len(teams) == 1:  # the chat's one team digest, beside its other reports
+        repo = teams[0].repo
     if repo is None and len(subs) > 1:
         repos = ", ".join(s.repo for s in subs)
         raise Answer(text_reply("text", lang, t["which_repo"].format(repos=repos, first=subs[0].repo)))
