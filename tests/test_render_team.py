@@ -15,11 +15,15 @@ from pathlib import Path
 
 import pytest
 from chromium_support import CHROMIUM, page_heights
+from test_render_injection import _assert_lark_inert as assert_lark_inert
+from test_render_injection import _assert_slack_inert as assert_slack_inert
 from test_render_support import (
+    HOSTILE_TEXT,
     LANGS,
     REPORT_URL,
     check_lark_card,
     check_slack_message,
+    hostile_report,
     scaled_prs,
     strings_of,
     week_report,
@@ -235,3 +239,28 @@ def test_the_team_card_fits_a_phone_screen_in_chromium(tmp_path: Path) -> None:
     ]
     heights = page_heights(pages, tmp_path, ".lark, .slack")
     assert all(200 < h <= PHONE_PX for h in heights), heights
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_hostile_repositorys_texts_stay_inert_in_the_team_card_and_thread(lang: str) -> None:
+    # Both of acme-ml/trainer: the inertness checks accept that repository's PR links only.
+    team = team_of([hostile_report(lang), part("trainer", 3, lang)], lang)
+    team.summary = HOSTILE_TEXT
+    team.warnings = [HOSTILE_TEXT]
+    for card in lark_messages(team, REPORT_URL):
+        assert_lark_inert(card)
+    for message in slack_messages(team, REPORT_URL):
+        assert_slack_inert(message)
+    assert "<script>" not in render_html(team) and "<script>" not in render_markdown(team)
+
+
+def test_a_quiet_repository_has_its_line_and_more_than_twelve_are_counted() -> None:
+    quiet = team_of([part("trainer", 12, "en"), part("docs", 0, "en")], "en")
+    text = _lark_text(render_lark_card(quiet))
+    assert "docs · 0 merged · 0 key" in text
+    assert "## acme-ml/docs" in render_markdown(quiet) and 'id="repo-2"' in render_html(quiet)
+    many = team_of([part(f"r{i}", 1 + i % 3, "en") for i in range(15)], "en")
+    t = report_texts("en", many.window.since, many.window.until)
+    for text in (_lark_text(render_lark_card(many)), _slack_text(render_slack_message(many))):
+        assert len(text) <= CAP and t["td_more_repos"].format(n=3) in text
+        assert "acme-ml: r0, r1, r2 … (15 repositories)" in text
