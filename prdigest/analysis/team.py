@@ -122,18 +122,22 @@ def _weighted(values: list[tuple[float | None, int]]) -> float | None:
 
 
 def _trend(stats: list[Stats]) -> dict[str, Trend]:
-    """The summed figures against the summed earlier periods, when every part compares the same figures
-    over as many periods; else none (a sum over some repositories' weeks would read as a drop)."""
-    keys = {tuple(s.trend) for s in stats}
+    """The summed figures against the summed earlier periods, when every part compares its figures over
+    the same number of periods; else none (a sum over some repositories' weeks would read as a drop).
+
+    A risk label missing from a part's trend fired in none of its periods (`trend` lists every label
+    seen in any): it counts 0 there."""
     lengths = {len(tr.previous) for s in stats for tr in s.trend.values()}
-    if len(keys) != 1 or not stats[0].trend or len(lengths) != 1:
+    if any(not s.trend for s in stats) or len(lengths) != 1:
         return {}
     (count,) = lengths
+    names = list(dict.fromkeys(name for s in stats for name in s.trend))
     previous = [
-        {name: sum(s.trend[name].previous[i] for s in stats) for name in stats[0].trend} for i in range(count)
+        {name: sum(s.trend[name].previous[i] for s in stats if name in s.trend) for name in names}
+        for i in range(count)
     ]
     own = [stats_figures(s) for s in stats]
-    current = {name: sum(figures.get(name, 0) for figures in own) for name in stats[0].trend}
+    current = {name: sum(figures.get(name, 0) for figures in own) for name in names}
     return trend(current, previous)
 
 
