@@ -134,3 +134,18 @@ def test_the_noise_commands_are_read_from_their_leading_word(text: str, command:
     intent = understand(text)
     assert intent.command == command
     assert intent.pr is None or command == "explain"
+
+
+def test_the_chats_risks_answer_follows_a_dismissal_at_once(demo_store: Store) -> None:
+    _subscribe(demo_store, "C1")
+    svc = demo_services(_settings(), demo_store)  # one session: its week's report is memoised
+
+    def no_tests_prs() -> list[int]:
+        return next(o.prs for o in handle("risks", ADMIN, svc).risks if o.label == "no_tests")
+
+    assert no_tests_prs() == [4108, 4133]
+    assert handle("risks", ADMIN, svc).report is handle("risks", ADMIN, svc).report  # from the memo
+    handle("dismiss #4108 no_tests", ADMIN, svc)
+    assert no_tests_prs() == [4133]
+    handle("undismiss #4108 no_tests", ADMIN, svc)
+    assert no_tests_prs() == [4108, 4133]
