@@ -3,13 +3,19 @@ of them."""
 
 from __future__ import annotations
 
-from conftest import demo_source
+from pathlib import Path
 
+from conftest import demo_source
+from test_trend import NOW, REPO, build_clone, figures, utc_settings
+from test_trend import WEEK as W37
+
+from prdigest.analysis.history import trend_periods
 from prdigest.analysis.noise import Noise
 from prdigest.config import load_settings
 from prdigest.config_models import RepoSettings
-from prdigest.models import FileChange, PullRequest, Report, Subscription, SubscriptionFilters
+from prdigest.models import FileChange, PullRequest, Report, Subscription, SubscriptionFilters, Window
 from prdigest.pipeline import make_report
+from prdigest.sources.gitlog import GitSource
 from prdigest.storage import Store
 
 DEMO = demo_source()
@@ -90,3 +96,29 @@ def test_unknown_files_labels_and_branches_pass() -> None:
     known = pr.model_copy(update={"files": [FileChange(path="docs/a.md")], "labels": ["bug"]})
     assert not narrow.counts(known)
     assert narrow.counts(known.model_copy(update={"files": [FileChange(path="src/a.py")]}))
+
+
+def test_the_trend_compares_with_the_earlier_weeks_by_the_same_filters_and_mutes(tmp_path: Path) -> None:
+    source = GitSource(build_clone(tmp_path / "app"), repo=REPO)
+    sub = Subscription(
+        platform="console", chat_id="c", repo=REPO, muted=["no_tests"],
+        filters=SubscriptionFilters(authors=["Ann", "Ben"]),
+    )  # fmt: skip
+
+    def report(window: Window, name: str) -> Report:
+        store = Store(tmp_path / f"{name}.db")  # an empty cache each time: the source gives every week
+        try:
+            return make_report(
+                utc_settings(), store, source, window, lang="en", save=False, use_llm=False, now=NOW,
+                subscription=sub,
+            )  # fmt: skip
+        finally:
+            store.close()
+
+    week = report(W37, "w37")
+    earlier = [figures(report(w, f"w{i}")) for i, w in enumerate(trend_periods(W37))]
+    assert set(week.stats.authors) <= {"Ann", "Ben"} and week.stats.merged_prs < 7
+    assert [e["merged_prs"] for e in earlier] != [3, 4, 5, 6]  # the filter dropped PRs of earlier weeks too
+    for name, t in week.stats.trend.items():
+        assert t.previous == [float(e.get(name, 0)) for e in earlier], name
+    assert "no_tests" not in week.stats.trend and all("no_tests" not in e for e in earlier)
