@@ -122,3 +122,8 @@ def test_the_trend_compares_with_the_earlier_weeks_by_the_same_filters_and_mutes
     for name, t in week.stats.trend.items():
         assert t.previous == [float(e.get(name, 0)) for e in earlier], name
     assert "no_tests" not in week.stats.trend and all("no_tests" not in e for e in earlier)
+    # The earlier weeks' risks followed: Ann's and Ben's PRs only, no muted label.
+    kept = {p.number for w in trend_periods(W37) for p in report(w, f"w{w.since}").prs}
+    assert week.risk_followups and all(
+        set(f.prs) <= kept and f.label != "no_tests" for f in week.risk_followups
+    )

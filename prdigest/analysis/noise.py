@@ -96,15 +96,14 @@ class Noise:
         return out, applied
 
     def followups(self, followups: list[RiskFollowup], counted: set[int]) -> list[RiskFollowup]:
-        """The earlier weeks' risks still followed: not muted, on a PR the filters count, not dismissed
-        on each of its PRs."""
-        return [
-            f
-            for f in followups
-            if f.label not in self.muted
-            and (not self.narrows or counted.intersection(f.prs))
-            and not all(self.silences(n, f.label) for n in f.prs)
-        ]
+        """The earlier weeks' risks still followed, on the PRs the filters count (``counted``) that the
+        label was not dismissed on; a muted label's are left out."""
+        out = []
+        for f in followups:
+            prs = [n for n in f.prs if (not self.narrows or n in counted) and not self.silences(n, f.label)]
+            if prs:
+                out.append(f if prs == f.prs else f.model_copy(update={"prs": prs}))
+        return out
 
 
 def noise_for(settings: Settings, store: Store, repo: str, subscription: Subscription | None) -> Noise:
