@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from prdigest.analysis.continuity import continue_themes
 from prdigest.analysis.followups import follow_risks
 from prdigest.analysis.history import chart_periods, trend_periods
-from prdigest.analysis.noise import Noise, noise_for, totals
+from prdigest.analysis.noise import Noise, noise_for, period_figures
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
 from prdigest.analysis.rules_cache import cached_analyses, window_analyses
 from prdigest.analysis.trend import Figures, stats_figures, trend
@@ -101,9 +101,10 @@ def newest_text(newest: tuple[str, int, datetime], repo: str, window: Window, la
 
 
 def history(
-    store: Store, source: Source | None, repo: str, window: Window, now: datetime
+    store: Store, source: Source | None, repo: str, window: Window, now: datetime, noise: Noise
 ) -> list[PeriodFigures]:
-    """The trend chart's periods with their figures; a period the cache lacks days of has none.
+    """The trend chart's periods with their figures (of the PRs the ``noise`` filters count); a period the
+    cache lacks days of has none.
 
     A local source (a clone) reads the earlier periods it lacks in a moment; GitHub's request budget is
     kept for the window itself, so there they are marked missing."""
@@ -120,8 +121,8 @@ def history(
     gaps = coverage.missing(store, repo, Window(since=first, until=window.until, tz=window.tz), now)
     lacking = {day for gap in gaps for day in gap.days()}
     out = []
-    for (period, current), (prs, additions, deletions, authors) in zip(
-        periods, store.period_figures(repo, [p for p, _ in periods]), strict=True
+    for (period, current), ((prs, additions, deletions, authors), _) in zip(
+        periods, period_figures(store, repo, [p for p, _ in periods], noise), strict=True
     ):
         complete = lacking.isdisjoint(period.days())
         figures = dict(merged_prs=prs, additions=additions, deletions=deletions, authors=authors)
@@ -158,13 +159,9 @@ def earlier_figures(
     narrow), key PRs and risks from the rules engine's (cached) analyses, by the report's own rules."""
     taxonomy = settings.repo(repo).taxonomy
     out: list[Figures] = []
-    for period, (prs, additions, deletions, authors) in zip(
-        periods, store.period_figures(repo, periods), strict=True
+    for period, ((prs, additions, deletions, authors), counted) in zip(
+        periods, period_figures(store, repo, periods, noise), strict=True
     ):
-        counted = None
-        if noise.narrows:  # the counts of the PRs the filters keep, as the report's own
-            kept = noise.keep(store.prs_in_window(repo, period, excerpts=False))
-            (prs, additions, deletions, authors), counted = totals(kept)
         analyses, _ = noise.quiet(analyse_window(store, repo, period, taxonomy, lang), counted)
         key = key_numbers(analyses, analyses, settings.report)
         counts = dict(
@@ -385,7 +382,7 @@ def make_report(
     earlier = earlier_periods(store, source, name, window, now)
     noise = noise_for(settings, store, name, subscription)
     report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
-    report.history = history(store, source, name, window, now)
+    report.history = history(store, source, name, window, now, noise)
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
     newest = newest_merged(store, source, name) if empty else None
     if newest is not None and not window.contains(newest[2]):

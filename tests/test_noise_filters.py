@@ -10,7 +10,7 @@ from test_trend import NOW, REPO, build_clone, figures, utc_settings
 from test_trend import WEEK as W37
 
 from prdigest.analysis.history import trend_periods
-from prdigest.analysis.noise import Noise
+from prdigest.analysis.noise import Noise, filters_text
 from prdigest.config import load_settings
 from prdigest.config_models import RepoSettings
 from prdigest.models import FileChange, PullRequest, Report, Subscription, SubscriptionFilters, Window
@@ -127,3 +127,13 @@ def test_the_trend_compares_with_the_earlier_weeks_by_the_same_filters_and_mutes
     assert week.risk_followups and all(
         set(f.prs) <= kept and f.label != "no_tests" for f in week.risk_followups
     )
+    # The trend chart's bars count the same PRs: the earlier weeks' as their own reports do.
+    bars = {bar.since: bar.merged_prs for bar in week.history}
+    assert [bars[w.since] for w in trend_periods(W37)] == [e["merged_prs"] for e in earlier]
+    assert bars[W37.since] == week.stats.merged_prs
+
+
+def test_subscriptions_list_the_filters_in_one_line() -> None:
+    filters = SubscriptionFilters(paths=["src/**", "!docs/**"], authors=["!bot"], base_branch="main")
+    assert filters_text(filters) == "paths: src/**, !docs/**; authors: !bot; base_branch: main"
+    assert filters_text(SubscriptionFilters()) == ""

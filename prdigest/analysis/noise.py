@@ -32,6 +32,7 @@ from prdigest.models import (
     RiskLabel,
     Subscription,
     SubscriptionFilters,
+    Window,
 )
 from prdigest.path_kinds import matches
 from prdigest.storage import Store
@@ -149,12 +150,19 @@ def _point_text(label: str, lang: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(part) for part in text.split("{what}")))
 
 
-def totals(prs: list[PullRequest]) -> tuple[tuple[int, int, int, int], set[int]]:
-    """Merged PRs, additions, deletions and authors of ``prs`` (as `Store.period_figures` counts them), and
-    the PRs' numbers."""
-    merged = [p for p in prs if p.number is not None]
-    counts = (len(merged), sum(p.additions for p in merged), sum(p.deletions for p in merged))
-    return (*counts, len({p.author for p in merged})), {p.number for p in merged if p.number is not None}
+def period_figures(
+    store: Store, repo: str, periods: list[Window], noise: Noise
+) -> list[tuple[tuple[int, int, int, int], set[int] | None]]:
+    """Each period's merged PRs, additions, deletions and authors: in SQL (`Store.period_figures`), or of
+    the PRs the filters count when they narrow, with those PRs' numbers (None: every PR counts)."""
+    if not noise.narrows:
+        return [(figures, None) for figures in store.period_figures(repo, periods)]
+    out: list[tuple[tuple[int, int, int, int], set[int] | None]] = []
+    for period in periods:
+        merged = [p for p in noise.keep(store.prs_in_window(repo, period, excerpts=False)) if p.number]
+        counts = (len(merged), sum(p.additions for p in merged), sum(p.deletions for p in merged))
+        out.append(((*counts, len({p.author for p in merged})), {p.number for p in merged if p.number}))
+    return out
 
 
 def filters_text(filters: SubscriptionFilters) -> str:
