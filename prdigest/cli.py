@@ -17,7 +17,8 @@ from prdigest.cli_ops import config, deliver, serve, subscriptions
 from prdigest.cli_support import Group, Period, common, period_options, progress_shown, settings_from, stderr
 
 if TYPE_CHECKING:
-    from prdigest.models import Report, Subscription
+    from prdigest.models import Report
+    from prdigest.subscription import Subscription
 
 
 @click.group(cls=Group)
@@ -96,7 +97,8 @@ def team_subscription(
     """The team report's subscription when the options name several repositories or an owner, else None;
     a clear error for a name that is not OWNER/NAME, one named twice, or a team with --git or --fixture."""
     from prdigest.config import REPO_NAME
-    from prdigest.models import Subscription, as_lang
+    from prdigest.models import as_lang
+    from prdigest.subscription import Subscription
 
     if len(repos) < 2 and owner is None:
         return None

@@ -37,8 +37,8 @@ from prdigest.config_models import (
     WebSettings,
 )
 from prdigest.errors import ConfigError
-from prdigest.models import Subscription
 from prdigest.redact import secrets_of, use_secrets
+from prdigest.subscription import Subscription
 
 __all__ = [
     "DEFAULT_DB",

@@ -11,8 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from prdigest.models import Subscription, SubscriptionFilters, zone
+from prdigest.models import zone
 from prdigest.redact import no_credentials, redact
+from prdigest.subscription import Subscription, SubscriptionFilters
 
 # A URL setting: never one with credentials in it (user:password@, ?access_token=...).
 Url = Annotated[str, AfterValidator(no_credentials)]

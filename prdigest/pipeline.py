@@ -25,7 +25,6 @@ from prdigest.models import (
     PRAnalysis,
     PullRequest,
     Report,
-    Subscription,
     Window,
     iso_week_label,
     numbered,
@@ -35,6 +34,7 @@ from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
 from prdigest.sources.base import source_factory as source_factory
 from prdigest.storage import Store, coverage
+from prdigest.subscription import Subscription
 
 if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
     from prdigest.analysis.llm import LLMEngine

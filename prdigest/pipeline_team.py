@@ -10,10 +10,11 @@ from prdigest.analysis.team import combine
 from prdigest.config import Settings
 from prdigest.errors import SourceError
 from prdigest.i18n import texts
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.pipeline import collector_paused, make_report, source_factory
 from prdigest.sources.base import Source
 from prdigest.storage import Store
+from prdigest.subscription import Subscription
 
 # The repositories of an owner on GitHub (prdigest.sources.github.owner_repositories, bound to settings).
 OwnerLister = Callable[[str], list[str]]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prdigest.models import Subscription
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import save_subscription
+from prdigest.subscription import Subscription
 
 
 def test_subscriptions_lists_the_config_files_and_chats_with_their_ids(

@@ -14,8 +14,8 @@ from pydantic.fields import FieldInfo
 from prdigest.config import RepoSettings, Settings, load_settings
 from prdigest.config_env import ENV_ALIASES, ENV_FALLBACKS, EnvSetting, env_settings, kinds
 from prdigest.errors import ConfigError
-from prdigest.models import Subscription
 from prdigest.redact import scrub, use_secrets
+from prdigest.subscription import Subscription
 
 SETTINGS = env_settings()
 SECRETS = [s for s in SETTINGS if s.secret]

@@ -14,7 +14,7 @@ from fakes.github_api import TOKEN, FakeGitHub, FakeRepo, iter_prs
 from prdigest.analysis.history import chart_periods
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.pipeline import make_report, read_window, source_factory
 from prdigest.render.lark import render_lark_thread
 from prdigest.render.slack import render_slack_thread
@@ -22,6 +22,7 @@ from prdigest.sources.github import ClientOptions, GitHubClient
 from prdigest.sources.gitlog import GitSource
 from prdigest.sources.sync import sync
 from prdigest.storage import Store, coverage
+from prdigest.subscription import Subscription
 
 REPO = "acme/app"
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="UTC")  # 2026-W37

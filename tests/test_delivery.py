@@ -12,11 +12,12 @@ from prdigest.bot.delivery import LEASE, DeliveryError, deliver_subscription, de
 from prdigest.bot.scheduler import WeeklyScheduler, last_fire, trigger_for
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.models import WEEKDAYS, Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import claim, get_delivery
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
+from prdigest.subscription import WEEKDAYS, Subscription
 
 DEMO = FixtureSource(demo_fixture_path())
 # Monday 2026-09-14 09:30 in Shanghai: the demo week just ended.

@@ -25,11 +25,12 @@ from prdigest.bot.lark_client import LarkOutbound
 from prdigest.bot.scheduler import WeeklyScheduler
 from prdigest.bot.slack_client import SlackOutbound
 from prdigest.config import Settings, load_settings
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import get_delivery
 from prdigest.storage.subscriptions import save_subscription
+from prdigest.subscription import Subscription
 
 DEMO = FixtureSource(demo_fixture_path())
 FIRE = datetime(2026, 9, 14, 1, 30, tzinfo=UTC)  # Monday 09:30 in Shanghai: the demo week just ended

@@ -27,13 +27,14 @@ from prdigest.bot.lark import LarkBot
 from prdigest.bot.slack import SlackBot
 from prdigest.config import Settings, load_settings
 from prdigest.errors import PrdigestError
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.render.lark import render_lark_thread
 from prdigest.render.slack import render_slack_thread
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import get_delivery
 from prdigest.storage.subscriptions import save_subscription
+from prdigest.subscription import Subscription
 
 DEMO = FixtureSource(demo_fixture_path())
 FIRE = datetime(2026, 9, 14, 1, 30, tzinfo=UTC)  # Monday 09:30 in Shanghai: the demo week just ended

@@ -22,11 +22,12 @@ from prdigest.bot.service import Service
 from prdigest.config import load_settings
 from prdigest.handlers import Reply
 from prdigest.metrics import Metrics
-from prdigest.models import Subscription, Window
+from prdigest.models import Window
 from prdigest.sources.github_client import ClientOptions, GitHubClient
 from prdigest.storage import Store
 from prdigest.storage.llm_log import LLMCall, record_call
 from prdigest.storage.subscriptions import save_subscription
+from prdigest.subscription import Subscription
 
 # Monday 2026-09-14 09:30 in Shanghai: the demo week (in demo_store) just ended.
 FIRE = datetime(2026, 9, 14, 1, 30, tzinfo=UTC)

@@ -24,7 +24,7 @@ LAYERS = {
     "prompts": 1, "periods": 1, "storage": 2, "sources": 2, "analysis": 3, "pipeline": 4, "render": 4,
     "handlers": 5, "bot": 6, "logs": 6, "cli": 7, "fixtures": 0, "config_models": 0, "config_env": 0,
     "config_locate": 0, "window": 0, "model_base": 0, "progress": 0, "metrics": 0, "cli_ops": 7,
-    "cli_support": 7, "terminal_progress": 7, "pipeline_team": 4, "repo_config": 0,
+    "cli_support": 7, "terminal_progress": 7, "pipeline_team": 4, "repo_config": 0, "subscription": 0,
 }  # fmt: skip
 
 

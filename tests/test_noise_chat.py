@@ -13,10 +13,10 @@ from prdigest.config import load_settings
 from prdigest.config_models import AdminSettings
 from prdigest.handlers import Context, handle
 from prdigest.handlers.understand import understand
-from prdigest.models import Subscription
 from prdigest.pipeline import make_report
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
+from prdigest.subscription import Subscription
 
 DEMO = demo_source()
 ADMIN = Context(platform="slack", chat_id="C1", user_id="U-admin")

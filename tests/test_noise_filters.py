@@ -13,10 +13,11 @@ from prdigest.analysis.history import trend_periods
 from prdigest.analysis.noise import Noise, filters_text
 from prdigest.config import load_settings
 from prdigest.config_models import RepoSettings
-from prdigest.models import FileChange, PullRequest, Report, Subscription, SubscriptionFilters, Window
+from prdigest.models import FileChange, PullRequest, Report, Window
 from prdigest.pipeline import make_report
 from prdigest.sources.gitlog import GitSource
 from prdigest.storage import Store
+from prdigest.subscription import Subscription, SubscriptionFilters
 
 DEMO = demo_source()
 WEEK = DEMO.window

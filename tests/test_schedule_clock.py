@@ -13,10 +13,11 @@ from serve_support import wait_until
 
 from prdigest.bot.scheduler import JOB_PREFIX, WeeklyScheduler, last_fire, trigger_for
 from prdigest.config import Settings, load_settings
-from prdigest.models import WEEKDAYS, Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import save_subscription
+from prdigest.subscription import WEEKDAYS, Subscription
 
 DEMO = FixtureSource(demo_fixture_path())  # 30 PRs merged in 2026-W37, Asia/Shanghai
 # Monday 2026-09-14 09:30 in Shanghai: the demo week just ended there.

@@ -36,7 +36,8 @@ from serve_support import (
     write_config,
 )
 
-from prdigest.models import WEEKDAYS, Window
+from prdigest.models import Window
+from prdigest.subscription import WEEKDAYS
 
 pytestmark = pytest.mark.e2e  # `prdigest serve` as a child process against local fakes
 

@@ -11,12 +11,13 @@ import pytest
 from prdigest.bot.delivery import deliver_subscription
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.models import PullRequest, Report, Subscription, Window
+from prdigest.models import PullRequest, Report, Window
 from prdigest.pipeline import make_report, source_factory
 from prdigest.sources import base
 from prdigest.sources.base import Source
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store, coverage
+from prdigest.subscription import Subscription
 
 DEMO = FixtureSource(demo_fixture_path())
 assert DEMO.window is not None

@@ -15,12 +15,13 @@ from prdigest.analysis.team import combined_stats
 from prdigest.bot.delivery import ConsoleDeliverer, deliver_subscription
 from prdigest.config import Settings, load_settings
 from prdigest.errors import SourceError
-from prdigest.models import Report, Stats, Subscription, Trend, Window
+from prdigest.models import Report, Stats, Trend, Window
 from prdigest.pipeline import make_report, source_factory
 from prdigest.pipeline_team import make_team_report, team_repos
 from prdigest.sources.base import Source
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import save_subscription
+from prdigest.subscription import Subscription
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="UTC")  # 2026-W37
 NOW = datetime(2026, 9, 14, 9, tzinfo=UTC)

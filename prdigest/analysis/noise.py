@@ -24,19 +24,11 @@ from functools import cache
 
 from prdigest.config import Settings
 from prdigest.i18n import LANGUAGES, risk_name, texts
-from prdigest.models import (
-    Dismissal,
-    PRAnalysis,
-    PullRequest,
-    RiskFollowup,
-    RiskLabel,
-    Subscription,
-    SubscriptionFilters,
-    Window,
-)
+from prdigest.models import Dismissal, PRAnalysis, PullRequest, RiskFollowup, RiskLabel, Window
 from prdigest.path_kinds import matches
 from prdigest.storage import Store
 from prdigest.storage.dismissals import list_dismissals
+from prdigest.subscription import Subscription, SubscriptionFilters
 
 
 @dataclass(frozen=True)

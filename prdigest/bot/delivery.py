@@ -29,7 +29,7 @@ from rich.console import Console
 from prdigest.bot.pages import page_link
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
-from prdigest.models import Report, Subscription, Window, iso_week_label
+from prdigest.models import Report, Window, iso_week_label
 from prdigest.pipeline import make_report, open_source
 from prdigest.pipeline_team import make_team_report
 from prdigest.redact import scrub_value
@@ -44,6 +44,7 @@ from prdigest.storage.deliveries import (
     release,
     uncertain,
 )
+from prdigest.subscription import Subscription
 
 log = logging.getLogger("prdigest.delivery")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
-from prdigest.models import Subscription
+from prdigest.subscription import Subscription
 
 log = logging.getLogger("prdigest.scheduler")
 

@@ -26,9 +26,10 @@ from prdigest.bot.delivery import Deliverer, Outcome, deliver_subscription, deli
 from prdigest.bot.give_up import report_give_up
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
-from prdigest.models import WEEKDAYS, Subscription, Window
+from prdigest.models import Window
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
+from prdigest.subscription import WEEKDAYS, Subscription
 
 log = logging.getLogger("prdigest.scheduler")
 

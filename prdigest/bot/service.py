@@ -24,11 +24,11 @@ from prdigest.config import Settings
 from prdigest.handlers import Services
 from prdigest.logs import adopt_library_loggers
 from prdigest.metrics import Metrics, use
-from prdigest.models import Subscription
 from prdigest.pipeline import source_factory
 from prdigest.redact import secrets_of, use_secrets
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
+from prdigest.subscription import Subscription
 
 log = logging.getLogger("prdigest.serve")
 

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 
 from prdigest.errors import UsageError
-from prdigest.models import Lang, Weekday, weekday, zone
+from prdigest.models import Lang, Weekday, zone
+from prdigest.subscription import weekday
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 # Every repository of an owner: "org:acme" (a full-width colon too, as a Chinese keyboard types it).

@@ -16,10 +16,11 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, resolve, text_reply
 from prdigest.i18n import risk_name, texts
 from prdigest.i18n.report import RISK_NAMES
-from prdigest.models import Dismissal, Lang, Subscription
+from prdigest.models import Dismissal, Lang
 from prdigest.pipeline import analyse_prs
 from prdigest.storage.dismissals import delete_dismissal, save_dismissal
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
+from prdigest.subscription import Subscription
 
 RULES = tuple(RISK_NAMES["en"])
 

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from prdigest.models import PRAnalysis, PullRequest, Report, ReportPR, RiskObservation, Subscription
+from prdigest.models import PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
+from prdigest.subscription import Subscription
 
 
 class HelpLine(BaseModel):

@@ -10,7 +10,7 @@ from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.report_memo import Key, memo_for
 from prdigest.i18n import texts
-from prdigest.models import Report, Subscription, Window
+from prdigest.models import Report, Window
 from prdigest.periods import today_in
 from prdigest.pipeline import make_report
 from prdigest.pipeline_team import make_team_report, team_repos
@@ -18,6 +18,7 @@ from prdigest.redact import scrub_value
 from prdigest.storage import coverage
 from prdigest.storage.revision import revision
 from prdigest.storage.subscriptions import list_subscriptions
+from prdigest.subscription import Subscription
 
 
 class Answer(Exception):

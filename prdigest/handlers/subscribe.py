@@ -13,9 +13,10 @@ from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.i18n import texts
-from prdigest.models import Lang, Subscription
+from prdigest.models import Lang
 from prdigest.pipeline_team import team_repos
 from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
+from prdigest.subscription import Subscription
 
 
 def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, Subscription, Lang]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from prdigest.models import Subscription
 from prdigest.storage.db import Store
+from prdigest.subscription import Subscription
 
 
 def save_subscription(store: Store, sub: Subscription) -> Subscription:
