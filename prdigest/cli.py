@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from prdigest.cli_ops import config, deliver, serve, subscriptions
+from prdigest.cli_ops import config, deliver, preview, serve, subscriptions
 from prdigest.cli_support import Group, Period, common, period_options, progress_shown, settings_from, stderr
 
 if TYPE_CHECKING:
@@ -294,7 +294,7 @@ def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None
     run_console(svc, console, lang)
 
 
-for command in (config, subscriptions, deliver, serve):
+for command in (config, subscriptions, deliver, serve, preview):
     cli.add_command(command)
 
 

@@ -30,9 +30,11 @@ from prdigest.models import (
     numbered,
 )
 from prdigest.progress import progress
+from prdigest.sources.attention import read_attention
 from prdigest.sources.base import BatchHook, Source
 from prdigest.sources.base import open_source as open_source  # the CLI's, chat's and delivery's
 from prdigest.sources.base import source_factory as source_factory
+from prdigest.sources.repo_file import repo_settings
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
 
@@ -235,6 +237,7 @@ def ask_llm(
     analysed = engine.analyse(
         prs, analyses, taxonomy, lang, diff_loader(store, source),
         on_done=lambda done, total: shown.count("PRs analysed", done, total),
+        instructions=settings.repo(prs[0].repo).extra_instructions if prs else "",
     )  # fmt: skip
     return analysed, engine
 
@@ -313,7 +316,7 @@ def _compute(
     )
     if engine is not None:
         progress().phase("writing the narrative")
-        report = engine.narrate(report, analyses)
+        report = engine.narrate(report, analyses, instructions=settings.repo(name).extra_instructions)
         report.llm_usage = engine.usage()
     report.dismissed = dismissed
     if earlier:
@@ -352,6 +355,8 @@ def make_report(
     name = repo or (source.repo if source else "")
     lang = lang or settings.report.language
     now = now or datetime.now(UTC)
+    # The repository's own .prdigest.toml under its [[repos]] entry; one that cannot be used is named.
+    settings, warnings = repo_settings(settings, store, source, name, lang)
     taxonomy = settings.repo(name).taxonomy
     read = 0
 
@@ -364,11 +369,10 @@ def make_report(
         progress().count("PRs read", read)
         return {pr.uid: analyses[pr.number].summary for pr in batch if pr.number in analyses}
 
-    warnings: list[str] = []
     if source is not None:
         if refresh:
             progress().phase(f"reading the {source.kind} source for {name}")
-            warnings = read_window(store, source, window, analyse_batch)
+            warnings += read_window(store, source, window, analyse_batch)
     elif store.count_prs(name) == 0:
         raise SourceError(
             f"the cache holds no PRs of {name}; read them with --git PATH, "
@@ -377,12 +381,16 @@ def make_report(
     if source is not None and refresh:  # read once: a partial sync is not tried again at once
         gaps = coverage.missing(store, name, window, now)
     else:
-        warnings, gaps = read_missing(store, source, name, window, now, analyse_batch)
+        missed, gaps = read_missing(store, source, name, window, now, analyse_batch)
+        warnings += missed
     warnings += [missing_text(gaps, name, lang)] if gaps else []
     earlier = earlier_periods(store, source, name, window, now)
     noise = noise_for(settings, store, name, subscription)
     report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
     report.history = history(store, source, name, window, now, noise)
+    report.attention, untold, unread = read_attention(settings.attention, source, window, now, lang)
+    report.unavailable += ["open_prs"] if untold else []
+    warnings += unread
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
     newest = newest_merged(store, source, name) if empty else None
     if newest is not None and not window.contains(newest[2]):

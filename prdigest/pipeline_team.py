@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 
 from prdigest.analysis.team import combine
 from prdigest.config import Settings
@@ -54,7 +55,7 @@ def make_team_report(
     source_for = source_for or source_factory(settings)
     warnings: list[str] = []
     try:
-        repos = team_repos(settings, sub, list_owner)
+        repos = team_repos(settings, sub, list_owner or partial(_github_owner, settings))
     except SourceError as exc:  # GitHub could not list the owner's: the configured ones still report
         warnings.append(t["team_part_failed"].format(repo=sub.repo, error=_said(exc, t)))
         repos = team_repos(settings, sub)
@@ -86,6 +87,13 @@ def make_team_report(
     if save:
         report.id = store.save_report(report)
     return report
+
+
+def _github_owner(settings: Settings, owner: str) -> list[str]:
+    """The owner's repositories on GitHub (PyGithub is imported only when a team of an owner asks)."""
+    from prdigest.sources.github import owner_repositories
+
+    return owner_repositories(settings, owner)
 
 
 def _said(exc: SourceError, t: dict[str, str]) -> str:

@@ -3,7 +3,6 @@
 The file sits at the root of the repository's default branch and holds the keys of one ``[[repos]]``
 entry that make sense inside a repository, at its top level::
 
-    base_branch = "main"
     extra_instructions = "Megatron is the training backend; call rollout workers 'actors'."
 
     [taxonomy]
@@ -19,12 +18,13 @@ entry that make sense inside a repository, at its top level::
     authors = ["!dependabot[bot]"]
 
 ``name`` and ``git`` are refused: the repository is the one the file is in, and a clone's path means
-nothing inside it (both belong in the config file).
+nothing inside it; so is a base branch (``base_branch``, ``filters.base_branch``): the source lists the
+PRs of that branch before it can read the file. All three belong in the config file.
 
 Layering, field by field: the config file's ``[[repos]]`` entry, over the repository's file, over the
 defaults. A key the entry sets wins; a key only the file sets applies; ``taxonomy.tags`` merge by tag
 name (the entry's tag wins whole); ``filters`` merge key by key. A file that cannot be used (bad TOML,
-an unknown key, a bad value, ``name``/``git``) changes nothing; the problems say which key, on which line.
+an unknown key, a bad value, a refused key) changes nothing; the problems say which key, on which line.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ _REFUSED = {
     "name": "the repository is the one this file is in",
     "git": "a clone's path means nothing inside the repository; set it in prdigest.toml's [[repos]]",
     "repos": "write the keys of one [[repos]] entry at the top level, without [[repos]]",
+    "base_branch": "the source lists that branch's PRs before it reads this file; set it in prdigest.toml",
 }
+_BRANCH = _REFUSED["base_branch"]
 
 
 def with_repo_file(settings: Settings, repo: str, text: str | None) -> tuple[Settings, list[str]]:
@@ -77,6 +79,9 @@ def parse_repo_file(repo: str, text: str) -> tuple[RepoSettings | None, list[str
     problems = [
         f"line {locate_key(text, (key,))}: {key}: {why}" for key, why in _REFUSED.items() if key in data
     ]
+    if isinstance(data.get("filters"), dict) and "base_branch" in data["filters"]:
+        where = locate_key(text, ("filters", "base_branch"))
+        problems.append(f"line {where}: filters.base_branch: {_BRANCH}")
     try:
         settings = RepoSettings.model_validate({**_without(data, _REFUSED), "name": repo})
     except ValidationError as exc:

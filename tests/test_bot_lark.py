@@ -189,7 +189,10 @@ def callback_value(card: dict[str, Any], action: str) -> dict[str, Any]:
 
 def test_every_command_reaches_its_handler_and_its_answer_the_chat(rig: Rig) -> None:
     help_ = ask(rig, "help")
-    assert help_.msg_type == "interactive" and "11. **help** list the commands" in help_.text
+    assert (
+        help_.msg_type == "interactive"
+        and f"{len(commands.COMMANDS)}. **help** list the commands" in help_.text
+    )
     risks = ask(rig, "risks 2026-W37")
     assert (
         risks.content["header"]["title"]["content"] == "Risks in acme-ml/trainer (2026-09-07 to 2026-09-13)"

@@ -13,6 +13,7 @@ from fakes.openai_api import FakeOpenAI, prdigest_answers
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
+from prdigest.handlers.commands import COMMANDS
 from prdigest.i18n import texts
 from prdigest.models import Window
 from prdigest.pipeline import source_factory
@@ -47,7 +48,7 @@ def numbers(text: str) -> list[int]:
 def test_help_lists_every_command(svc: Services, text: str, lang: str) -> None:
     reply = handle(text, CONSOLE, svc)
     assert reply.kind == "help" and reply.lang == lang
-    assert len(reply.help) == 11
+    assert len(reply.help) == len(COMMANDS)
     assert ("explain #N" if lang == "en" else "解释 #N") in reply.text
 
 

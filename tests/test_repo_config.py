@@ -21,7 +21,6 @@ from prdigest.storage.repo_files import load_repo_file
 
 REPO = "acme/rocket"
 REPO_FILE = """\
-base_branch = "release"
 extra_instructions = "Call the rollout workers actors."
 
 [taxonomy]
@@ -122,7 +121,6 @@ def test_the_config_entry_wins_over_the_file_which_wins_over_the_defaults(
     # Set only in the repository's file: it applies.
     assert repo.taxonomy.core_paths == ["flight/**"]
     assert repo.taxonomy.tags["rollout"].paths == ["rollout/**"]
-    assert repo.base_branch == "release"
     assert repo.filters.authors == ["!renovate[bot]"]
     # Set in both: the config file's entry wins (a tag whole, by its name; the filters key by key).
     assert repo.extra_instructions == "Operators read this report."
@@ -156,7 +154,9 @@ def test_no_file_changes_nothing(tmp_path: Path) -> None:
     ("text", "reason"),
     [
         ('[taxonomy]\ncore_paths = ["a/**"\n', "invalid TOML: "),
-        ('base_branch = "x"\n\n[taxonomy]\ncore_pathz = ["a"]\n', "line 4: taxonomy.core_pathz: unknown key"),
+        ('extra_instructions = ""\n\n[taxonomy]\ncore_pathz = []\n', "line 4: taxonomy.core_pathz: unknown"),
+        ('base_branch = "release"\n', "line 1: base_branch: the source lists that branch's PRs before"),
+        ('[filters]\nbase_branch = "release"\n', "line 2: filters.base_branch: the source lists"),
         ('[taxonomy.tags.ops]\npaths = "ops/**"\n', "line 2: taxonomy.tags.ops.paths: Input should be"),
         ('git = "/srv/clone"\n', "line 1: git: a clone's path means nothing inside the repository"),
         ('name = "evil/other"\n', "line 1: name: the repository is the one this file is in"),

@@ -41,6 +41,8 @@ def sync_config_subscriptions(settings: Settings, store: Store) -> list[Subscrip
         old = known.get((sub.platform, sub.chat_id, sub.repo))
         saved.append(save_subscription(store, sub.model_copy(update={
             "created_by": sub.created_by or "config", "created_at": old.created_at if old else None,
+            # Rules muted from chat outlive a restart; the file's own list, when it has one, wins.
+            "muted": sub.muted or (old.muted if old else []),
         })))  # fmt: skip
     return saved
 

@@ -11,6 +11,7 @@ from prdigest.i18n import risk_name, texts
 from prdigest.models import PRAnalysis, PullRequest, zone
 from prdigest.pipeline import analyse
 from prdigest.render.markdown import escape
+from prdigest.sources.repo_file import repo_settings
 
 MAX_FILES = 15
 _UNKNOWN = ("reviews", "review_threads", "checks", "is_fork", "labels")
@@ -26,9 +27,11 @@ def explain(intent: Intent, ctx: Context, svc: Services) -> Reply:
     if pr is None:
         text = t["explain_not_found"].format(number=intent.pr, repo=scope.repo, where=", ".join(looked))
         return text_reply("text", scope.lang, text, repo=scope.repo)
-    taxonomy = svc.settings.repo(scope.repo).taxonomy
-    # The same analysis the report shows: the LLM's where one is configured, else the rules'.
-    analyses, _ = analyse(svc.settings, svc.store, svc.source_for(scope.repo), [pr], taxonomy, scope.lang)
+    # The same analysis the report shows, by the settings it was made with (the repository's own file, as
+    # the cache kept it): the LLM's where one is configured, else the rules'.
+    settings, _ = repo_settings(svc.settings, svc.store, None, scope.repo, scope.lang)
+    taxonomy = settings.repo(scope.repo).taxonomy
+    analyses, _ = analyse(settings, svc.store, svc.source_for(scope.repo), [pr], taxonomy, scope.lang)
     analysis = analyses[intent.pr]
     title = t["explain_title"].format(number=pr.number, title=pr.title)
     return text_reply(

@@ -18,6 +18,7 @@ from prdigest.i18n import risk_name, texts
 from prdigest.i18n.report import RISK_NAMES
 from prdigest.models import Dismissal, Lang
 from prdigest.pipeline import analyse_prs
+from prdigest.sources.repo_file import repo_settings
 from prdigest.storage.dismissals import delete_dismissal, save_dismissal
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
 from prdigest.subscription import Subscription
@@ -107,7 +108,8 @@ def dismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     pr = svc.store.get_pr(repo, number)
     if pr is None:
         return text_reply("text", lang, t["dismiss_no_pr"].format(number=number, repo=repo), repo=repo)
-    analysis = analyse_prs(svc.store, [pr], svc.settings.repo(repo).taxonomy, lang).get(number)
+    taxonomy = repo_settings(svc.settings, svc.store, None, repo, lang)[0].repo(repo).taxonomy
+    analysis = analyse_prs(svc.store, [pr], taxonomy, lang).get(number)
     carried = [r.label for r in analysis.risks] if analysis else []
     if rule not in carried:
         labels = ", ".join(carried) or t["dismiss_no_labels"]

@@ -33,6 +33,7 @@ class Key:
     lang: str
     engine: str  # the LLM's model, else "rules": the narrative and analyses depend on it
     source: str  # the source kind: which signals the report says it lacks
+    shaping: str = ""  # the chat's subscription's filters and muted rules (they change no revision)
 
 
 @dataclass

@@ -98,9 +98,11 @@ def week_report(
     the period when asked to sync); days no source could give are named in its warnings."""
     source = svc.source_for(scope.repo)
     memo, llm = memo_for(svc.store), svc.settings.llm
+    sub = scope.subscription  # its filters and mutes shape the chat's answers as they shape its card
     key = Key(
         scope.repo, str(window.since), str(window.until), window.tz, scope.lang,
         engine=llm.model if llm else "rules", source=source.kind if source else "cache",
+        shaping=sub.model_dump_json(include={"filters", "muted"}) if sub else "",
     )  # fmt: skip
     # Only complete, past periods are kept (below): while the cache stands, the memo's report is the one.
     found = None if sync or save else memo.get(key, revision(svc.store), svc.settings)
@@ -114,7 +116,7 @@ def week_report(
         # Scrubbed once, as built: the memo shares it with every reply, which need not scrub it again.
         return scrub_value(make_report(
             svc.settings, svc.store, source, window, repo=scope.repo, lang=scope.lang, save=save,
-            refresh=sync, now=now,
+            refresh=sync, now=now, subscription=sub,
         ))  # fmt: skip
 
     # A sync, a saved report, or a period with days the cache lacks (read now, or named as missing)

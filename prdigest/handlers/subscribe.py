@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
+from prdigest.analysis.noise import filters_text
 from prdigest.handlers.args import Args, read_args
 from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
@@ -98,6 +99,13 @@ def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("text", lang, text)
 
 
+def shaping(sub: Subscription, t: dict[str, str]) -> str:
+    """What shapes the subscription's reports, after its line: its muted rules and its filters."""
+    parts = [t["subs_muted"].format(rules=", ".join(sub.muted))] if sub.muted else []
+    parts += [t["subs_filters"].format(filters=filters_text(sub.filters))] if not sub.filters.empty else []
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 @command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))
 def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lang = intent.lang
@@ -105,5 +113,5 @@ def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:
     subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
     if not subs:
         return text_reply("subscriptions", lang, t["subs_none"])
-    text = "\n".join([f"**{t['subs_title']}**", ""] + [f"- {describe(s, lang)}" for s in subs])
+    text = "\n".join([f"**{t['subs_title']}**", ""] + [f"- {describe(s, lang)}{shaping(s, t)}" for s in subs])
     return text_reply("subscriptions", lang, text, subscriptions=subs)

@@ -6,6 +6,7 @@ TEXT: dict[str, dict[str, str]] = {
     "zh": {
         # open PRs needing attention (read when the report is made)
         "att_heading": "需要关注的 open PR",
+        "att_unreadable": "无法读取 {repo} 的 open PR：{reason}",
         "att_waiting_review": "等待评审 {days} 天",
         "att_approved_not_merged": "已批准未合并 {days} 天",
         "att_large_unreviewed": "大改动未评审",
@@ -29,6 +30,7 @@ TEXT: dict[str, dict[str, str]] = {
         "td_in_repo": "⚠ {repo}：{text}",
     },
     "en": {
+        "att_unreadable": "Could not read the open PRs of {repo}: {reason}",
         "att_heading": "Open PRs needing attention",
         "att_waiting_review": "waiting {days} days for review",
         "att_approved_not_merged": "approved, not merged for {days} days",
