@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import commit, new_repo
+from fakes.openai_api import FakeOpenAI
 
 from prdigest.analysis import rules
-from prdigest.config import Settings, Taxonomy, load_settings
+from prdigest.config import LLMSettings, Settings, Taxonomy, load_settings
 from prdigest.errors import SourceError
 from prdigest.models import Window
 from prdigest.pipeline import make_report
@@ -212,3 +214,30 @@ def test_a_report_made_with_the_layered_settings_uses_the_repositorys_taxonomy(
     assert merged is not None
     plain = rules.analyse(merged, Taxonomy(), "en")
     assert "rollout" not in plain.tags and "core_path" not in [r.label for r in plain.risks]
+
+
+def test_make_report_layers_the_file_and_warns_of_a_bad_one(
+    clone: Path, store: Store, tmp_path: Path, serve: Callable[..., FakeOpenAI]
+) -> None:
+    fake = serve()
+    llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", timeout=5, max_retries=0)
+    (clone / "rollout").mkdir()
+    (clone / "rollout" / "actor.py").write_text("step = 1\n")
+    commit(clone, "Speed up the actors (#2)", "2026-09-09T10:00:00+08:00")
+    week = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
+    given = config(tmp_path, "").model_copy(update={"llm": llm})
+    report = make_report(given, store, GitSource(clone, repo=REPO), week, save=False)
+    assert report.warnings == []
+    # The repository's notes reach every prompt the report sent.
+    assert fake.requests and all("Call the rollout workers actors." in r.user for r in fake.requests)
+    (clone / ".prdigest.toml").write_text("[taxonomy]\ncore_pathz = []\n")
+    commit(clone, "a typo in the settings (#3)", "2026-09-10T10:00:00+08:00")
+    report = make_report(
+        given, store, GitSource(clone, repo=REPO), week, save=False, use_llm=False, lang="zh"
+    )
+    assert report.warnings == [f"{REPO} 的 .prdigest.toml 未被采用：line 2: taxonomy.core_pathz: unknown key"]
+    # From the cache alone, the file the clone last gave is the one judged.
+    report = make_report(given, store, None, week, repo=REPO, save=False, use_llm=False, lang="en")
+    assert report.warnings == [
+        f"{REPO}'s .prdigest.toml is not used: line 2: taxonomy.core_pathz: unknown key"
+    ]
