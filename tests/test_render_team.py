@@ -4,13 +4,12 @@ visible characters for 3 and 12 repositories in zh and en; the thread holds each
 headed by its name; the page and the Markdown report give the team's figures, then each repository's
 sections with its own links.
 
-The team report is put together here by hand (figures summed), as analysis/team.py does it.
+The team report is put together by analysis/team.py, as a team subscription's delivery makes it.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -29,8 +28,9 @@ from test_render_support import (
     week_report,
 )
 
+from prdigest.analysis.team import combine
 from prdigest.i18n import report_texts, risk_name
-from prdigest.models import Report, Stats
+from prdigest.models import Report
 from prdigest.render.html import render_html
 from prdigest.render.lark import BODY_LIMIT, lark_messages, lark_request_body_bytes, render_lark_card
 from prdigest.render.markdown import render_markdown
@@ -68,36 +68,8 @@ def part(name: str, count: int, lang: str) -> Report:
 
 
 def team_of(parts: list[Report], lang: str) -> Report:
-    """The team report of ``parts``: their figures summed, their own PRs, themes and risks left in them."""
-    stats = [p.stats for p in parts]
-    authors = sum((Counter(s.authors) for s in stats), Counter())
-    merged = sum(s.merged_prs for s in stats)
-    team = Stats(
-        merged_prs=merged,
-        key_prs=sum(s.key_prs for s in stats),
-        tags=dict(sum((Counter(s.tags) for s in stats), Counter()).most_common()),
-        authors=dict(authors.most_common()),
-        author_share={a: n / merged for a, n in authors.items()} if merged else {},
-        risks=dict(sum((Counter(s.risks) for s in stats), Counter()).most_common()),
-        per_day=dict(sorted(sum((Counter(s.per_day) for s in stats), Counter()).items())),
-        additions=sum(s.additions for s in stats),
-        deletions=sum(s.deletions for s in stats),
-        files_changed=sum(s.files_changed for s in stats),
-    )
-    first = parts[0]
-    levels = ("low", "medium", "high")
-    return Report(
-        repo=",".join(p.repo for p in parts),
-        window=first.window,
-        engine=first.engine,
-        lang=first.lang,
-        source=first.source,
-        generated_at=first.generated_at,
-        stats=team,
-        risk_level=max((p.risk_level for p in parts), key=levels.index),
-        summary=f"{len(parts)} repositories, {merged} merged PRs; most activity in {parts[0].repo}.",
-        parts=parts,
-    )
+    """The team report of ``parts``, as a team subscription's delivery makes it."""
+    return combine(parts, ",".join(p.repo for p in parts), lang)
 
 
 def team_report(size: int, lang: str) -> Report:
