@@ -121,27 +121,36 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
 @click.argument("repo")
 @click.option("--git", "git_path", type=click.Path(file_okay=False), help="Read a local clone, not GitHub.")
 @click.option("--lang", type=click.Choice(["zh", "en"]), help="Default: [report] language.")
+@click.option("--today", help="Preview as on this day, YYYY-MM-DD: the four weeks before it.")
 @common
-def preview(repo: str, git_path: str | None, lang: str | None, config: str | None, db: str | None) -> None:
+def preview(
+    repo: str, git_path: str | None, lang: str | None, today: str | None, config: str | None, db: str | None
+) -> None:
     """What a subscription of REPO (OWNER/NAME) would have posted over the last four complete weeks, from
     the repository's configured source (or the clone, or the cache): nothing is posted or subscribed."""
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, time
 
     from prdigest.config_models import REPO_NAME
     from prdigest.errors import UsageError
     from prdigest.handlers.preview import preview_reports, preview_text
+    from prdigest.models import zone
+    from prdigest.periods import parse_date
     from prdigest.pipeline import open_source
     from prdigest.storage import Store
 
     if not REPO_NAME.fullmatch(repo):
         raise UsageError(f"{repo!r} is not OWNER/NAME")
     settings = settings_from(config, db)
+    now = datetime.now(UTC)
+    if today:  # noon of that day where the reports count their days
+        day = parse_date(today, "--today date")
+        now = datetime.combine(day, time(12), tzinfo=zone(settings.report.timezone)).astimezone(UTC)
     lang = lang or settings.report.language
     source = open_source(settings, git_path, None, repo)
     store = Store(settings.storage.db)
     try:
         with progress_shown(stderr(), f"previewing the last four weeks of {repo}…"):
-            reports = preview_reports(settings, store, source, repo, lang, datetime.now(UTC))
+            reports = preview_reports(settings, store, source, repo, lang, now)
     finally:
         store.close()
     click.echo(preview_text(repo, reports, lang))

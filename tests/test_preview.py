@@ -61,5 +61,12 @@ def test_the_cli_previews_a_clone(tmp_path: Path) -> None:
         assert _rows(store) == {"subscriptions": 0, "deliveries": 0, "reports": 0}
     finally:
         store.close()
+    # As on another day: the four weeks before it (a week label names each).
+    args = ["acme/tool", "--git", str(clone), "--db", str(db), "--lang", "en", "--today", "2026-09-16"]
+    dated = CliRunner().invoke(preview, args)
+    labels = [line.split(":")[0] for line in dated.output.splitlines() if line.startswith("- ")][:4]
+    assert dated.exit_code == 0 and labels == ["- 2026-W34", "- 2026-W35", "- 2026-W36", "- 2026-W37"]
+    wrong = CliRunner().invoke(preview, [*args[:-1], "2026-13-01"])
+    assert wrong.exit_code != 0 and "2026-13-01" in str(wrong.exception)
     bad = CliRunner().invoke(preview, ["not-a-repo", "--db", str(db)])
     assert bad.exit_code != 0 and "OWNER/NAME" in str(bad.exception)  # the cli's group prints it
