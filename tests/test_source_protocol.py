@@ -109,7 +109,9 @@ def test_a_report_reads_the_fourth_source_through_the_protocol(store: Store, for
     report = make_report(settings, store, forge, WEEK, lang="en", now=FIRE)
     assert report.source == "stub" and report.repo == REPO
     assert report.stats.merged_prs == len(forge.prs) > 20
-    assert set(report.unavailable) == set(forge.unavailable)  # rule 2: it says what it could not supply
+    # Rule 2: it says what it could not supply, and, keeping the protocol's default, that it cannot tell
+    # what is open now.
+    assert set(report.unavailable) == {*forge.unavailable, "open_prs"} and report.attention is None
     assert not coverage.missing(store, REPO, WEEK, FIRE)  # complete up to its extent
     assert forge.calls.count("fetch") >= 1
     # A second report of the week from the cache alone says the same.
