@@ -19,12 +19,6 @@ from prdigest.render.digest import (
     KEY_PR_CHARS,
     Lines,
     Markup,
-    digest_attention,
-    digest_buttons,
-    digest_figures,
-    digest_risks,
-    digest_stories,
-    digest_title,
     digest_warnings,
     lines_of,
     numbered,
@@ -33,17 +27,9 @@ from prdigest.render.digest import (
     thread_attention,
     thread_details,
     thread_key_prs,
-    verdict,
 )
 from prdigest.render.sanitize import lark_md, plain
-from prdigest.render.team import (
-    repo_lines,
-    team_attention,
-    team_buttons,
-    team_figures,
-    team_title,
-    team_verdict,
-)
+from prdigest.render.team import card_body
 from prdigest.render.views import (
     LEVELS,
     Button,
@@ -124,24 +110,9 @@ _TABLE_ROWS = 10  # a table's largest page: every row shows, none behind a pager
 
 def _report_card(report: Report, report_url: str | None) -> Card:
     t = report_texts(report.lang, report.window.since, report.window.until)
-    lines = lines_of(report, MARKUP)
-    if report.parts:  # a team: one line per repository where a repository's card has its stories
-        title = team_title(report, t)
-        first = lark_md(team_verdict(report, t))
-        attention = team_attention(report, t, MARKUP)
-        figures = team_figures(report, t)
-        sections = [(t["td_repos"], repo_lines(report, t, MARKUP, report_url))]
-        buttons = team_buttons(report, report_url, t)
-    else:
-        title = digest_title(report)
-        first = lines.prose(verdict(report, t), None)
-        attention = digest_attention(report, t, lines)
-        figures = digest_figures(report, t)
-        sections = [
-            (t["c_stories"], digest_stories(report, lines)),
-            (t["c_top_risks"], digest_risks(report, lines)),
-        ]
-        buttons = digest_buttons(report, report_url, t)
+    body = card_body(report, t, MARKUP, report_url, lark_md)
+    title, first, attention, figures = body.title, body.first, body.attention, body.figures
+    sections, buttons = body.sections, body.buttons
     level = report.risk_level
     head = _header(title, "", _TEMPLATE[level])
     head["text_tag_list"] = [

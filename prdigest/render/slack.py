@@ -30,11 +30,6 @@ from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
 from prdigest.render.digest import (
     Markup,
-    digest_attention,
-    digest_buttons,
-    digest_figures,
-    digest_risks,
-    digest_stories,
     digest_title,
     digest_warnings,
     key_pr_line,
@@ -44,17 +39,9 @@ from prdigest.render.digest import (
     thread_attention,
     thread_details,
     thread_key_prs,
-    verdict,
 )
 from prdigest.render.sanitize import plain, slack_text
-from prdigest.render.team import (
-    repo_lines,
-    team_attention,
-    team_buttons,
-    team_figures,
-    team_title,
-    team_verdict,
-)
+from prdigest.render.team import card_body, team_title
 from prdigest.render.views import (
     LEVELS,
     Button,
@@ -155,24 +142,9 @@ MARKUP = Markup(
 
 def _report_blocks(report: Report, report_url: str | None) -> list[Block | None]:
     t = report_texts(report.lang, report.window.since, report.window.until)
-    lines = lines_of(report, MARKUP)
-    if report.parts:  # a team: one line per repository where a repository's card has its stories
-        title = team_title(report, t)
-        first = slack_text(team_verdict(report, t))
-        attention = team_attention(report, t, MARKUP)
-        figures = team_figures(report, t)
-        sections = [(t["td_repos"], repo_lines(report, t, MARKUP, report_url))]
-        buttons = team_buttons(report, report_url, t)
-    else:
-        title = digest_title(report)
-        first = lines.prose(verdict(report, t), None)
-        attention = digest_attention(report, t, lines)
-        figures = digest_figures(report, t)
-        sections = [
-            (t["c_stories"], digest_stories(report, lines)),
-            (t["c_top_risks"], digest_risks(report, lines)),
-        ]
-        buttons = digest_buttons(report, report_url, t)
+    body = card_body(report, t, MARKUP, report_url, slack_text)
+    title, first, attention, figures = body.title, body.first, body.attention, body.figures
+    sections, buttons = body.sections, body.buttons
     level = f"{_LEVEL_MARK[report.risk_level]} *{slack_text(t[f'risk_{report.risk_level}'])}*"
     blocks: list[Block | None] = [_header(title), _section(f"{level} · {first}")]
     warnings = digest_warnings(report, MARKUP)

@@ -8,10 +8,25 @@ what the rest of the card leaves of that, each cut to its share (see `repo_lines
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from prdigest.i18n import risk_name
 from prdigest.models import OpenPR, Report, RiskObservation
 from prdigest.render.attention import card_words, checks_warning, open_prs
-from prdigest.render.digest import WARNINGS, Lines, Markup, digest_title, lines_of, verdict
+from prdigest.render.digest import (
+    WARNINGS,
+    Lines,
+    Markup,
+    digest_attention,
+    digest_buttons,
+    digest_figures,
+    digest_risks,
+    digest_stories,
+    digest_title,
+    lines_of,
+    verdict,
+)
 from prdigest.render.sanitize import clean
 from prdigest.render.views import Button, ReportRef, callback, with_page
 from prdigest.render.week_words import figure_with_change, open_followups
@@ -142,3 +157,43 @@ def _repo_line(part: Report, name: str, t: dict[str, str], lines: Lines, room: i
     risk_room = room - len(name) - len(counts) - len(cited) - 7
     risk = risk_name(top.label, part.lang) if top.label else top.title
     return f"{line} · {m.text(risk, max(risk_room, 8))} {lines.cite(top.prs[:1], 1)}".rstrip()
+
+
+@dataclass(frozen=True)
+class CardBody:
+    """What a weekly card says, before a platform lays it out."""
+
+    title: str
+    first: str  # the judgement
+    attention: list[str]
+    figures: list[tuple[str, str]]
+    sections: list[tuple[str, list[str]]]
+    buttons: list[Button]
+
+
+def card_body(
+    report: Report, t: dict[str, str], markup: Markup, report_url: str | None, escape: Callable[[str], str]
+) -> CardBody:
+    """The card of one repository, or a team's: one line per repository where a repository's card has
+    its stories and risks. ``escape`` makes the team's summary safe in the platform's markup."""
+    if report.parts:
+        return CardBody(
+            title=team_title(report, t),
+            first=escape(team_verdict(report, t)),
+            attention=team_attention(report, t, markup),
+            figures=team_figures(report, t),
+            sections=[(t["td_repos"], repo_lines(report, t, markup, report_url))],
+            buttons=team_buttons(report, report_url, t),
+        )
+    lines = lines_of(report, markup)
+    return CardBody(
+        title=digest_title(report),
+        first=lines.prose(verdict(report, t), None),
+        attention=digest_attention(report, t, lines),
+        figures=digest_figures(report, t),
+        sections=[
+            (t["c_stories"], digest_stories(report, lines)),
+            (t["c_top_risks"], digest_risks(report, lines)),
+        ],
+        buttons=digest_buttons(report, report_url, t),
+    )
