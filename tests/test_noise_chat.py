@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 from conftest import demo_monday_after, demo_services, demo_source
+from fakes.openai_api import Request, analysis_json, pr_number, prdigest_answers
 from test_delivery import Recorder
 
 from prdigest.bot.delivery import deliver_subscription
-from prdigest.config import load_settings
+from prdigest.config import LLMSettings, load_settings
 from prdigest.config_models import AdminSettings
 from prdigest.handlers import Context, handle
 from prdigest.handlers.understand import understand
@@ -149,3 +150,31 @@ def test_the_chats_risks_answer_follows_a_dismissal_at_once(demo_store: Store) -
     assert no_tests_prs() == [4133]
     handle("undismiss #4108 no_tests", ADMIN, svc)
     assert no_tests_prs() == [4108, 4133]
+
+
+def test_a_label_only_the_llm_gave_can_be_dismissed(demo_store: Store, serve) -> None:
+    target = DEMO.prs[0]
+    assert target.number is not None
+
+    def answers(request: Request) -> str:  # the model finds a regression in one PR, quoting its title
+        if "<untrusted_pr_data>" in request.user and pr_number(request) == target.number:
+            risk = {"label": "perf_regression", "evidence": target.title, "evidence_source": "title"}
+            return analysis_json(target.number, risks=[risk])
+        return prdigest_answers(request)
+
+    fake = serve(responder=answers)
+    llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", timeout=5, max_retries=0)
+    settings = _settings().model_copy(update={"llm": llm})
+    _subscribe(demo_store, "C1")
+    svc = demo_services(settings, demo_store)
+    week = DEMO.window
+    assert week is not None
+    shown = make_report(settings, demo_store, DEMO, week, lang="en", save=False)
+    assert "perf_regression" in next(p.risks for p in shown.prs if p.number == target.number)
+    reply = handle(f"dismiss #{target.number} perf_regression", ADMIN, svc)
+    assert "perf_regression" in reply.text
+    after = make_report(settings, demo_store, DEMO, week, lang="en", save=False)
+    assert "perf_regression" not in next(p.risks for p in after.prs if p.number == target.number)
+    assert [(d.number, d.label, d.by) for d in after.dismissed] == [
+        (target.number, "perf_regression", "U-admin")
+    ]

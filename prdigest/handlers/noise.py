@@ -16,8 +16,8 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, resolve, text_reply
 from prdigest.i18n import risk_name, texts
 from prdigest.i18n.report import RISK_NAMES
-from prdigest.models import Dismissal, Lang
-from prdigest.pipeline import analyse_prs
+from prdigest.models import Dismissal, Lang, PullRequest
+from prdigest.pipeline import analyse, analyse_prs
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage.dismissals import delete_dismissal, save_dismissal
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
@@ -102,15 +102,25 @@ def _target(intent: Intent, ctx: Context, svc: Services) -> tuple[str, int, str,
     return repo, number, rule, lang, t
 
 
+def _labels(svc: Services, repo: str, pr: PullRequest, lang: Lang) -> list[str]:
+    """The risk labels a report may show on ``pr``: the rules engine's, and the LLM's where one is
+    configured (its analysis is the cached one the report used, or made now as `explain` makes it)."""
+    settings = repo_settings(svc.settings, svc.store, None, repo, lang)[0]
+    taxonomy = settings.repo(repo).taxonomy
+    analyses = [analyse_prs(svc.store, [pr], taxonomy, lang)]
+    if settings.llm is not None:
+        analyses.append(analyse(settings, svc.store, svc.source_for(repo), [pr], taxonomy, lang)[0])
+    found = [r.label for a in analyses if pr.number in a for r in a[pr.number].risks]
+    return list(dict.fromkeys(found))
+
+
 @command("dismiss", en=("dismiss",), zh=("忽略",), admin=True)
 def dismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     repo, number, rule, lang, t = _target(intent, ctx, svc)
     pr = svc.store.get_pr(repo, number)
     if pr is None:
         return text_reply("text", lang, t["dismiss_no_pr"].format(number=number, repo=repo), repo=repo)
-    taxonomy = repo_settings(svc.settings, svc.store, None, repo, lang)[0].repo(repo).taxonomy
-    analysis = analyse_prs(svc.store, [pr], taxonomy, lang).get(number)
-    carried = [r.label for r in analysis.risks] if analysis else []
+    carried = _labels(svc, repo, pr, lang)
     if rule not in carried:
         labels = ", ".join(carried) or t["dismiss_no_labels"]
         text = t["dismiss_not_carried"].format(number=number, repo=repo, rule=rule, labels=labels)
