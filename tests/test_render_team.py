@@ -236,3 +236,10 @@ def test_a_quiet_repository_has_its_line_and_more_than_twelve_are_counted() -> N
     for text in (_lark_text(render_lark_card(many)), _slack_text(render_slack_message(many))):
         assert len(text) <= CAP and t["td_more_repos"].format(n=3) in text
         assert "acme-ml: r0, r1, r2 … (15 repositories)" in text
+
+
+def test_the_team_summary_counts_its_repositories_in_words() -> None:
+    one = team_of([part("trainer", 3, "en")], "en")
+    assert "1 repository," in one.summary
+    assert "3 repositories," in team_report(3, "en").summary
+    assert "3 个仓库，" in team_report(3, "zh").summary

@@ -80,7 +80,8 @@ def combined_stats(stats: list[Stats]) -> Stats:
 def team_summary(report: Report, lang: str) -> str:
     """How many repositories and PRs, where most happened, and where the highest risk is and what."""
     t, s, parts = texts(lang), report.stats, report.parts
-    dates = {"since": report.window.since, "until": report.window.until, "count": len(parts)}
+    repos = t["team_repos_1" if len(parts) == 1 else "team_repos_n"].format(n=len(parts))
+    dates = {"since": report.window.since, "until": report.window.until, "repos": repos}
     if s.merged_prs:
         busiest = max(parts, key=lambda p: p.stats.merged_prs)  # the first of equals, in the team's order
         text = t["team_summary"].format(

@@ -5,8 +5,10 @@ from __future__ import annotations
 TEXT: dict[str, dict[str, str]] = {
     "zh": {
         # The team report's summary: figures from code (analysis/team.py).
-        "team_summary": "{since} 至 {until}：{count} 个仓库，合并 {merged}；最活跃的是 {busiest}（{busiest_n}）",
-        "team_summary_empty": "{since} 至 {until}：{count} 个仓库，本期没有合并的 PR",
+        "team_summary": "{since} 至 {until}：{repos}，合并 {merged}；最活跃的是 {busiest}（{busiest_n}）",
+        "team_summary_empty": "{since} 至 {until}：{repos}，本期没有合并的 PR",
+        "team_repos_n": "{n} 个仓库",
+        "team_repos_1": "1 个仓库",
         "team_risk": "；风险最高的是 {repo}（{pr} 的{risk}）。",
         "team_no_risk": "；没有风险观察。",
         "team_part_warning": "{repo}：{warning}",
@@ -22,9 +24,10 @@ TEXT: dict[str, dict[str, str]] = {
         "team_no_repos": "找不到 {owner} 的仓库：请在配置的 [[repos]] 中列出它们，或设置 GitHub token。",
     },
     "en": {
-        "team_summary": "{since} to {until}: {count} repositories, {merged} merged; most activity in {busiest} "
-        "({busiest_n})",
-        "team_summary_empty": "{since} to {until}: {count} repositories, no merged PRs",
+        "team_summary": "{since} to {until}: {repos}, {merged} merged; most activity in {busiest} ({busiest_n})",
+        "team_summary_empty": "{since} to {until}: {repos}, no merged PRs",
+        "team_repos_n": "{n} repositories",
+        "team_repos_1": "1 repository",
         "team_risk": "; highest risk in {repo} ({risk} in {pr}).",
         "team_no_risk": "; no risk observations.",
         "team_part_warning": "{repo}: {warning}",
