@@ -1,12 +1,11 @@
 """Dismissed risk labels in the cache: an admin's `dismiss #N RULE`, one row per repository, PR and label.
 
-A change bumps the cache's revision (storage/revision.py): a report memoised before it is built again."""
+A change bumps the cache's revision (triggers, see storage/revision.py): a report memoised before it is
+built again."""
 
 from __future__ import annotations
 
 from datetime import datetime
-
-from sqlite_utils import Database
 
 from prdigest.models import Dismissal
 from prdigest.storage.db import Store
@@ -17,7 +16,6 @@ def save_dismissal(store: Store, dismissal: Dismissal) -> None:
     row = dismissal.model_dump(mode="json")
     with store.writing() as db:
         db.table("dismissals").upsert(row, pk=("repo", "number", "label"))
-        _revised(db)
 
 
 def delete_dismissal(store: Store, repo: str, number: int, label: str) -> bool:
@@ -25,13 +23,7 @@ def delete_dismissal(store: Store, repo: str, number: int, label: str) -> bool:
         cursor = db.execute(
             "delete from dismissals where repo = ? and number = ? and label = ?", [repo, number, label]
         )
-        if cursor.rowcount > 0:
-            _revised(db)
         return cursor.rowcount > 0
-
-
-def _revised(db: Database) -> None:
-    db.execute("update revision set n = n + 1 where id = 0")
 
 
 def list_dismissals(store: Store, repo: str) -> list[Dismissal]:

@@ -247,12 +247,18 @@ def m013_revision(db: Database) -> None:
     db.execute("create table revision (id integer primary key check (id = 0), n integer not null)")
     db.execute("insert into revision (id, n) values (0, 0)")
     for table, column in _REVISED.items():
-        for event in ("insert", "update", "delete"):
-            when = f" when old.{column} is not new.{column}" if event == "update" and column else ""
-            db.execute(
-                f"create trigger {table}_{event}_revision after {event} on {table}{when} "
-                "begin update revision set n = n + 1 where id = 0; end"
-            )
+        _revision_triggers(db, table, column)
+
+
+def _revision_triggers(db: Database, table: str, column: str | None) -> None:
+    """Bump the revision on every insert and delete of ``table``, and on an update that changes
+    ``column`` (None: any update)."""
+    for event in ("insert", "update", "delete"):
+        when = f" when old.{column} is not new.{column}" if event == "update" and column else ""
+        db.execute(
+            f"create trigger {table}_{event}_revision after {event} on {table}{when} "
+            "begin update revision set n = n + 1 where id = 0; end"
+        )
 
 
 @migration
@@ -294,3 +300,11 @@ def m016_dismissals(db: Database) -> None:
 def m017_repo_files(db: Database) -> None:
     # The repository's own .prdigest.toml as its source last read it ("" when it has none).
     db.table("repo_files").create({"repo": str, "text": str, "read_at": str}, pk="repo")
+
+
+@migration
+def m018_revision_of_dismissals_and_repo_files(db: Database) -> None:
+    # Dismissals and a repository's own settings change what its report says: a memoised report is
+    # built again. A re-read of an unchanged .prdigest.toml (every report reads it) leaves it alone.
+    _revision_triggers(db, "dismissals", None)
+    _revision_triggers(db, "repo_files", "text")

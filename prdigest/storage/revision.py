@@ -1,5 +1,6 @@
 """The cache's revision: a counter that SQLite triggers bump on every change to what a report reads
-(PRs, analyses, coverage; see migration m013), whichever connection or process writes it."""
+(PRs, analyses, coverage, dismissals, a repository's own settings; see migrations m013 and m018),
+whichever connection or process writes it."""
 
 from __future__ import annotations
 
