@@ -58,6 +58,10 @@ def test_a_mute_leaves_the_rule_out_of_that_subscriptions_next_report_only(demo_
     # The rest of the muted report is the other's: the same PRs, the other labels counted alike.
     assert quiet.report.stats.merged_prs == loud.report.stats.merged_prs == 30
     assert quiet.report.stats.risks == {k: v for k, v in loud.report.stats.risks.items() if k != "no_tests"}
+    # Subscribing again (another day) keeps the mute.
+    _say(demo_store, f"subscribe {DEMO.repo} fri 10:00")
+    (again,) = list_subscriptions(demo_store, "slack", "C1")
+    assert (again.day, again.time, again.muted) == ("fri", "10:00", ["no_tests"])
     assert "no_tests" in _say(demo_store, "unmute no_tests").text
     assert list_subscriptions(demo_store, "slack", "C1")[0].muted == []
 

@@ -69,6 +69,12 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     configured = None if sub.is_team else svc.settings.repo(sub.repo).git
     if configured is not None:  # a team's repositories each read their own configured source
         sub = sub.model_copy(update={"source": "git", "git_path": str(configured)})
+    # Subscribing again changes when and in which language; the mutes and filters set before stay.
+    before = next(
+        (s for s in list_subscriptions(svc.store, ctx.platform, ctx.chat_id) if s.repo == sub.repo), None
+    )
+    if before is not None:
+        sub = sub.model_copy(update={"muted": before.muted, "filters": before.filters})
     saved = save_subscription(svc.store, sub)
     svc.on_subscriptions_changed()
     text = t["sub_saved"].format(
