@@ -398,5 +398,5 @@ class Report(_Model):
     # The risk labels admins dismissed that this report leaves out, with who dismissed them.
     dismissed: list[Dismissal] = []
     # A team digest: each repository's own report, in the subscription's order. The team report's figures
-    # are their sums (averages weighted by PR count); its prs, themes and risks stay in the parts.
+    # are their sums (averages weighted by key PRs); its prs, themes and risks stay in the parts.
     parts: list[Report] = []

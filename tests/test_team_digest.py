@@ -114,7 +114,8 @@ def test_a_team_digest_sums_its_repositories_reports(tmp_path: Path, clones: dic
         max(s.authors.values()) / s.merged_prs, abs=1e-3
     )
     for average in ("avg_importance", "avg_insight"):
-        weighted = [(getattr(r.stats, average), r.stats.merged_prs) for r in singles]
+        # Each report averages over its key PRs: the team's is over all of them.
+        weighted = [(getattr(r.stats, average), r.stats.key_prs) for r in singles]
         assert all(value is not None for value, _ in weighted)
         mean = sum(v * n for v, n in weighted) / sum(n for _, n in weighted)
         assert getattr(s, average) == pytest.approx(mean, abs=0.005), average

@@ -1,7 +1,8 @@
 """A team digest: several repositories' reports combined into one, each kept whole as a part.
 
 The team report's counts are the sums of its parts' (authors summed per author), its averages the
-parts' weighted by their merged PRs. PR numbers collide across repositories, so the PRs, themes, risk
+parts' weighted by their key PRs (a report's averages are over its key PRs: the team's are over all
+of its repositories' key PRs). PR numbers collide across repositories, so the PRs, themes, risk
 observations and recommendations stay in the parts; the top carries figures and a summary only.
 """
 
@@ -49,14 +50,15 @@ def combine(parts: list[Report], name: str, lang: str) -> Report:
 
 
 def combined_stats(stats: list[Stats]) -> Stats:
-    """The sums of ``stats`` (averages weighted by merged PRs; no hot files: paths differ per repository)."""
+    """The sums of ``stats`` (averages weighted by key PRs, what each averages over; no hot files: paths
+    differ per repository)."""
     merged = sum(s.merged_prs for s in stats)
     authors = _ranked(_summed(s.authors for s in stats))
     return Stats(
         merged_prs=merged,
         key_prs=sum(s.key_prs for s in stats),
-        avg_importance=_weighted([(s.avg_importance, s.merged_prs) for s in stats]),
-        avg_insight=_weighted([(s.avg_insight, s.merged_prs) for s in stats]),
+        avg_importance=_weighted([(s.avg_importance, s.key_prs) for s in stats]),
+        avg_insight=_weighted([(s.avg_insight, s.key_prs) for s in stats]),
         tags=_ranked(_summed(s.tags for s in stats)),
         authors=authors,
         author_share={a: round(n / merged, 3) for a, n in authors.items()} if merged else {},
