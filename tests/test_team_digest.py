@@ -1,8 +1,11 @@
 """Team digests: several repositories' reports in one, its figures their sums, built on git repositories
-made here; delivered as one card; a repository that cannot be read leaves a warning, not a failure."""
+made here; delivered as one card; a repository that cannot be read leaves a warning, not a failure;
+`prdigest report --repo a --repo b` and `--owner OWNER` print one, in every format the command writes,
+and bad options get one clear line."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -204,3 +207,47 @@ def test_a_team_subscription_is_delivered_as_one_card_with_its_parts(
     again = deliver_subscription(settings, store, sub, {"console": ConsoleDeliverer(console)}, now=NOW)
     assert again.status == "already"
     store.close()
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def test_repeated_repo_prints_one_team_digest(run_cli, tmp_path: Path, clones: dict[str, Path]) -> None:
+    team_settings(tmp_path, clones)  # writes tmp_path/prdigest.toml
+    config = str(tmp_path / "prdigest.toml")
+    args = ["report", "--config", config, "--week", "2026-W37", "--lang", "en"]
+    team = [a for repo in REPOS for a in ("--repo", repo)]
+    result = run_cli(*args, *team, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    digest = json.loads(result.stdout)
+    assert digest["repo"] == ",".join(REPOS) and [p["repo"] for p in digest["parts"]] == list(REPOS)
+    assert digest["stats"]["merged_prs"] == 25
+
+    owner = run_cli(*args, "--owner", "acme", "--format", "json")
+    assert owner.returncode == 0, owner.stderr
+    assert json.loads(owner.stdout)["repo"] == "org:acme" and len(json.loads(owner.stdout)["parts"]) == 3
+
+    for fmt in ("md", "html", "lark", "slack"):
+        shown = run_cli(*args, *team, "--format", fmt)
+        assert shown.returncode == 0 and shown.stdout.strip(), (fmt, shown.stderr)
+
+    one = run_cli(*args, "--repo", "acme/web", "--format", "json")  # one --repo: as before
+    assert one.returncode == 0 and json.loads(one.stdout)["repo"] == "acme/web"
+    assert json.loads(one.stdout)["parts"] == [] and json.loads(one.stdout)["stats"]["merged_prs"] == 11
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--repo", "acme/api", "--repo", "ACME/api"], "--repo ACME/api is named twice"),
+        (["--repo", "acme/api", "--repo", "acme"], "--repo 'acme' is not OWNER/NAME"),
+        (["--owner", "acme", "--repo", "acme/api"], "name --owner or --repo, not both"),
+        (["--owner", "acme", "--git", "."], "--git and --fixture read one repository"),
+        (["--owner", "nobody"], "no repository of nobody is known"),
+    ],
+)
+def test_bad_team_options_get_one_clear_line(
+    run_cli, tmp_path: Path, options: list[str], message: str
+) -> None:
+    result = run_cli("report", "--week", "2026-W37", *options)
+    assert result.returncode != 0 and message in result.stderr and "Traceback" not in result.stderr
