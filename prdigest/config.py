@@ -155,8 +155,7 @@ def _unreadable(settings: Settings, sub: Subscription) -> list[str]:
     """Why a subscription's repositories (each of a team's) could not be read: a name that is not
     OWNER/NAME or named twice, GitHub without a token, an owner with no repository known."""
     if sub.owner is not None:
-        known = [r for r in settings.repos if r.name.split("/", 1)[0].lower() == sub.owner.lower()]
-        if known or settings.github.token:
+        if settings.repos_of(sub.owner) or settings.github.token:
             return []
         return [f"no repository of {sub.owner} is in [[repos]], and no GitHub token is set to list them"]
     problems = []

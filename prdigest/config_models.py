@@ -214,5 +214,9 @@ class Settings(_Section):
                 return repo
         return RepoSettings(name=name)
 
+    def repos_of(self, owner: str) -> list[str]:
+        """The [[repos]] entries of ``owner`` (a user or organization; case does not matter)."""
+        return [r.name for r in self.repos if r.name.split("/", 1)[0].lower() == owner.lower()]
+
 
 REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")

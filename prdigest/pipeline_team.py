@@ -26,10 +26,8 @@ def team_repos(settings: Settings, sub: Subscription, list_owner: OwnerLister | 
     repositories of that owner in the settings' [[repos]], then (with a GitHub token) GitHub's others."""
     if sub.owner is None:
         return list(sub.repos) or [sub.repo]
-    owner = sub.owner.lower()
-    configured = [r.name for r in settings.repos if r.name.split("/", 1)[0].lower() == owner]
     listed = list_owner(sub.owner) if list_owner is not None and settings.github.token else []
-    return list(dict.fromkeys([*configured, *listed]))
+    return list(dict.fromkeys([*settings.repos_of(sub.owner), *listed]))
 
 
 @collector_paused
