@@ -2,7 +2,8 @@
 
 A mute belongs to one subscription (the chat's reports of one repository); a dismissal to the repository
 (every later report of it, in any chat). Only a rule's label may be muted or dismissed, and a dismissal
-names a PR the cache holds that carries that label now (the rules' analysis): a typo dismisses nothing.
+names a PR the cache holds that carries that label now (the rules' analysis, or the LLM's where one is
+configured): a typo dismisses nothing.
 """
 
 from __future__ import annotations
