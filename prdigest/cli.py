@@ -15,6 +15,7 @@ import click
 
 from prdigest.cli_ops import config, deliver, preview, serve, subscriptions
 from prdigest.cli_support import Group, Period, common, period_options, progress_shown, settings_from, stderr
+from prdigest.clock import utc_now
 
 if TYPE_CHECKING:
     from prdigest.models import Report
@@ -238,14 +239,13 @@ def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) ->
 def parse(text: str, today: str | None, tz: str) -> None:
     """How the chat reads a message: one JSON object (command, since, until, n, pr, repo, lang, question)."""
     import json
-    from datetime import UTC, datetime
 
     from prdigest.handlers.understand import describe, understand
     from prdigest.models import zone
     from prdigest.periods import parse_date, today_in
 
     zone_name = zone(tz).key
-    day = parse_date(today, "--today date") if today else today_in(datetime.now(UTC), zone_name)
+    day = parse_date(today, "--today date") if today else today_in(utc_now(), zone_name)
     click.echo(json.dumps(describe(understand(text), day, zone_name), ensure_ascii=False))
 
 

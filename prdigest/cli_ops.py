@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from prdigest.cli_support import common, progress_shown, settings_from, stderr, stdout_console
+from prdigest.clock import utc_now
 
 # `deliver`'s exit status when another worker holds the week (sysexits.h): try again later.
 EX_TEMPFAIL = 75
@@ -141,7 +142,7 @@ def preview(
     if not REPO_NAME.fullmatch(repo):
         raise UsageError(f"{repo!r} is not OWNER/NAME")
     settings = settings_from(config, db)
-    now = datetime.now(UTC)
+    now = utc_now()
     if today:  # noon of that day where the reports count their days
         day = parse_date(today, "--today date")
         now = datetime.combine(day, time(12), tzinfo=zone(settings.report.timezone)).astimezone(UTC)

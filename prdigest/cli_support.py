@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from prdigest.clock import utc_now
+
 
 class Group(click.Group):
     """Turns prdigest's own errors into one clear line (and exit status 1), never a traceback."""
@@ -57,15 +59,12 @@ class Period:
         return bool(self.since or self.until or self.week or self.last_week)
 
     def window(self, settings: Any) -> Any:
-        from datetime import UTC, datetime
 
         from prdigest.models import zone
         from prdigest.periods import window_from_options
 
         zone_name = zone(self.tz).key if self.tz else settings.report.timezone
-        return window_from_options(
-            self.since, self.until, self.week, self.last_week, zone_name, datetime.now(UTC)
-        )
+        return window_from_options(self.since, self.until, self.week, self.last_week, zone_name, utc_now())
 
 
 def period_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,7 +6,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ContextDecorator, suppress
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from prdigest.analysis.continuity import continue_themes
@@ -16,6 +16,7 @@ from prdigest.analysis.noise import Noise, noise_for, period_figures
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
 from prdigest.analysis.rules_cache import cached_analyses, window_analyses
 from prdigest.analysis.trend import Figures, stats_figures, trend
+from prdigest.clock import utc_now
 from prdigest.config import Settings, Taxonomy
 from prdigest.errors import SourceError
 from prdigest.i18n import texts
@@ -354,7 +355,7 @@ def make_report(
     A ``subscription``'s filters and muted rules shape the report it is sent (never the cache)."""
     name = repo or (source.repo if source else "")
     lang = lang or settings.report.language
-    now = now or datetime.now(UTC)
+    now = now or utc_now()
     # The repository's own .prdigest.toml under its [[repos]] entry; one that cannot be used is named.
     settings, warnings = repo_settings(settings, store, source, name, lang)
     taxonomy = settings.repo(name).taxonomy

@@ -1,4 +1,6 @@
-"""Test hygiene: no inherited tokens or proxies, a temporary database, killable subprocesses."""
+"""Test hygiene: no inherited tokens or proxies, a temporary database, killable subprocesses, and one
+clock: every test starts at the instant ``--now`` names (default: the machine's clock), and prdigest's
+clock (prdigest.clock) starts there with it."""
 
 from __future__ import annotations
 
@@ -7,12 +9,16 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from fakes.lark_api import FakeLark
 from fakes.openai_api import FakeOpenAI, prdigest_answers
 from fakes.slack_api import FakeSlack
+
+from prdigest import clock
+from prdigest.errors import ConfigError
 
 # The render tests' shared fixtures (a week of each size, the demo week) live beside their helpers.
 pytest_plugins = ["test_render_support"]
@@ -30,6 +36,41 @@ def pytest_report_header() -> list[str]:
     from importlib.metadata import version
 
     return [f"sqlite: {sqlite3.sqlite_version}, sqlite-utils: {version('sqlite-utils')}"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--now",
+        metavar="ISO",
+        help="the instant every test starts at, an ISO datetime with its offset "
+        "(e.g. 2026-12-06T23:59:40+08:00); default: the machine's clock",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    start = config.getoption("--now")
+    if start:
+        try:
+            clock.parse_instant(start, "--now")
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture(autouse=True)
+def now(
+    clean_env: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[datetime]:
+    """The instant this test starts at, in UTC: a test that depends on the day builds its data from it.
+
+    prdigest's clock starts there too, in this process and (through PRDIGEST_NOW) in the processes
+    the test starts; without --now it is the machine's clock."""
+    start = request.config.getoption("--now")
+    when = clock.parse_instant(start, "--now").astimezone(UTC) if start else clock.machine_utc_now()
+    if start:
+        monkeypatch.setenv(clock.ENV, when.isoformat())
+    clock.set_now(when)
+    yield when
+    clock.set_now(None)
 
 
 @pytest.fixture(autouse=True)
@@ -105,8 +146,9 @@ def git_env(
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,
     )
-    if date:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    # A commit without a date is made now by the tests' clock, not the machine's.
+    when = date or clock.utc_now().isoformat()
+    env.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
     return env
 
 

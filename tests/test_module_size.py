@@ -25,6 +25,7 @@ LAYERS = {
     "handlers": 5, "bot": 6, "logs": 6, "cli": 7, "fixtures": 0, "config_models": 0, "config_env": 0,
     "config_locate": 0, "window": 0, "model_base": 0, "progress": 0, "metrics": 0, "cli_ops": 7,
     "cli_support": 7, "terminal_progress": 7, "pipeline_team": 4, "repo_config": 0, "subscription": 0,
+    "clock": 0,
 }  # fmt: skip
 
 

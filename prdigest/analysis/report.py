@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 
 from prdigest.analysis.risk_level import risk_level
 from prdigest.analysis.rules import RISK_WEIGHT
@@ -27,6 +27,7 @@ from prdigest.analysis.story_text import (
     tell,
     topic_of,
 )
+from prdigest.clock import utc_now
 from prdigest.config import ReportSettings, Taxonomy
 from prdigest.i18n import report_texts, risk_name
 from prdigest.i18n.tags import tag_name
@@ -76,7 +77,7 @@ def build_report(
         engine=_engine(analyses),
         lang=as_lang(lang),
         source=source,
-        generated_at=now or datetime.now(UTC),
+        generated_at=now or utc_now(),
         stats=stats,
         prs=[_report_pr(p, analyses.get(p.number or 0), p.number in key) for p in merged],
         direct_pushes=[

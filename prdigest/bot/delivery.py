@@ -21,12 +21,13 @@ import os
 import re
 import socket
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from rich.console import Console
 
 from prdigest.bot.pages import page_link
+from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Window, iso_week_label
@@ -111,7 +112,7 @@ def deliver_subscription(
     """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``)."""
     if sub.id is None:
         raise DeliveryError("the subscription is not saved yet")
-    window = window or Window.last_complete_week(now or datetime.now(UTC), sub.tz)
+    window = window or Window.last_complete_week(now or utc_now(), sub.tz)
     key = delivery_key(sub, window)
     deliverer = deliverers.get(sub.platform)
     if deliverer is None:

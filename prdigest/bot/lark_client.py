@@ -17,7 +17,6 @@ import json
 import logging
 import re
 import threading
-import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
@@ -51,6 +50,7 @@ from prdigest.bot.lark_sdk import (
     verify,
 )
 from prdigest.bot.payloads import report_file_name
+from prdigest.clock import machine_utc_now
 from prdigest.errors import ConfigError, PrdigestError
 from prdigest.models import Report
 from prdigest.render.lark import render_lark_card
@@ -219,7 +219,7 @@ class LarkOutbound:
     ) -> str | None:
         """The id of the report card posted with ``key`` among the chat's last ``limit`` messages of
         the last ``days`` days (im.v1 message list, newest first); None when there is none."""
-        start = str(int(time.time() - days * 86400))
+        start = str(int(machine_utc_now().timestamp() - days * 86400))
         for item in self._listed("chat", chat_id, limit, start=start):
             content = item.body.content if item.body else None
             if item.msg_type == "interactive" and not item.deleted and key_in(content, key):

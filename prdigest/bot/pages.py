@@ -20,10 +20,11 @@ import hashlib
 import hmac
 import logging
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+from prdigest.clock import utc_now
 from prdigest.config import Settings, WebSettings
 from prdigest.errors import ConfigError
 from prdigest.storage import Store
@@ -34,9 +35,7 @@ log = logging.getLogger("prdigest.web")
 Clock = Callable[[], datetime]
 
 
-def report_pages(
-    store: Store, web: WebSettings, now: Clock = lambda: datetime.now(UTC)
-) -> Callable[..., Iterable[bytes]]:
+def report_pages(store: Store, web: WebSettings, now: Clock = utc_now) -> Callable[..., Iterable[bytes]]:
     """/reports/<token>: the full HTML page of a delivered report, as ``web`` says (expiry, access)."""
     key = signing_key(web)  # "signed" without a key fails here, when the app is made
     ttl = timedelta(days=web.page_ttl_days)

@@ -8,7 +8,8 @@ import email.utils
 import random
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
+
+from prdigest.clock import machine_utc_now
 
 ATTEMPTS = 3  # tries of one call, the first included
 BASE_S = 0.5  # the first backoff; doubled at each attempt
@@ -34,7 +35,7 @@ def retry_after_s(headers: Mapping[str, object]) -> float | None:
             when = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError):
             return None
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+        return max(0.0, (when - machine_utc_now()).total_seconds())
     return None
 
 

@@ -24,6 +24,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from prdigest.bot.delivery import Deliverer, Outcome, deliver_subscription, delivery_key
 from prdigest.bot.give_up import report_give_up
+from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
 from prdigest.models import Window
@@ -66,7 +67,7 @@ class WeeklyScheduler:
         deliverers: dict[str, Deliverer],
         *,
         grace: timedelta = GRACE,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Callable[[], datetime] = utc_now,
     ):
         self.settings = settings
         self.store = store

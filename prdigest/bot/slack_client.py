@@ -10,7 +10,6 @@ become ``SlackError`` with Slack's error code; tokens never reach a message or a
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.error import URLError
@@ -31,6 +30,7 @@ from slack_sdk.webhook import WebhookClient
 
 from prdigest.bot import retries
 from prdigest.bot.payloads import report_file_name
+from prdigest.clock import machine_utc_now
 from prdigest.errors import PrdigestError
 from prdigest.models import Report
 from prdigest.redact import redact
@@ -168,7 +168,7 @@ class SlackOutbound:
     ) -> str | None:
         """The ts of the report posted with ``key`` among the channel's last ``limit`` messages
         of the last ``days`` days; None when there is none."""
-        oldest = f"{time.time() - days * 86400:.6f}"
+        oldest = f"{machine_utc_now().timestamp() - days * 86400:.6f}"
         history = self.client.conversations_history
         for page in self._pages("conversations.history", history, channel, limit, oldest=oldest):
             found = next((str(m["ts"]) for m in page if _delivery_key(m) == key), None)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Literal
 
 from pydantic import BaseModel
 
+from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.sources.base import Source
 from prdigest.storage import Store
@@ -42,7 +43,7 @@ class Services:
     default_repo: str | None = None
     # Where to read a repository's PRs that the cache lacks; None: the cache is all there is.
     source_for: Callable[[str], Source | None] = lambda repo: None
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    clock: Callable[[], datetime] = field(default=utc_now)
     # Called after a chat command changed the subscriptions (the scheduler rebuilds its jobs).
     on_subscriptions_changed: Callable[[], None] = lambda: None
 

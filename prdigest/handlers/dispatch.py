@@ -15,6 +15,7 @@ from prdigest.handlers.scope import Answer, text_reply
 from prdigest.handlers.understand import understand
 from prdigest.i18n import detect_lang, texts
 from prdigest.metrics import observe_command
+from prdigest.periods import today_in
 from prdigest.redact import scrub, scrub_value
 
 log = logging.getLogger("prdigest.handlers")
@@ -30,7 +31,7 @@ def read(message: str | Intent, ctx: Context, svc: Services) -> Intent:
         return intent
     from prdigest.handlers.routing import route
 
-    return route(message, intent, svc.settings.llm)
+    return route(message, intent, svc.settings.llm, today_in(svc.clock(), svc.settings.report.timezone))
 
 
 def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:

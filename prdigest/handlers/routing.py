@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -80,13 +80,12 @@ def tools() -> list[ChatCompletionToolParam]:
     ]
 
 
-def route(message: str, rules: Intent, llm: LLMSettings, now: datetime | None = None) -> Intent:
+def route(message: str, rules: Intent, llm: LLMSettings, today: date) -> Intent:
     """The command the model names for ``message``; ``rules`` (the rules' reading) when it names none
-    that validates, or cannot be asked."""
+    that validates, or cannot be asked. ``today`` is the asker's day, that "last week" counts from."""
     from prdigest.analysis.llm import tool_call  # the openai SDK, only with an LLM configured
 
     prompt = load_prompt("route", "en")
-    today = (now or datetime.now(UTC)).date()
     messages = [
         {"role": "system", "content": prompt.render("system", today=today.isoformat())},
         {"role": "user", "content": prompt.render("user", message=message[:2000])},

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 
+from prdigest.clock import utc_now
 from prdigest.errors import UsageError
 from prdigest.models import Window, zone
 from prdigest.periods.days import (
@@ -181,7 +182,7 @@ def parse_week(text: str, tz: str, now: datetime | None = None) -> Window:
     """An ISO week as the chat reads one: 2026-W37, or W37 (the latest such week begun by today)."""
     if not _WEEK.match(text.strip()):
         raise UsageError(f"bad week {text!r}: use YYYY-Www, e.g. 2026-W37", "err_week", text=text)
-    return parse_period(text, tz, now or datetime.now(UTC))
+    return parse_period(text, tz, now or utc_now())
 
 
 def fixed(since: date, until: date) -> Period:

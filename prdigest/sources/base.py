@@ -12,10 +12,11 @@ none of them) rather than answering "none" (rule 2), and up to when what it give
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from prdigest.clock import utc_now
 from prdigest.errors import SourceError
 from prdigest.models import PullRequest, Window
 
@@ -96,7 +97,7 @@ def read_complete(
     `fetch`) stored, the days it holds recorded as read."""
     from prdigest.storage import coverage
 
-    read_at = datetime.now(UTC)
+    read_at = utc_now()
     store.upsert_prs(source.fetch(window) if prs is None else prs, each_batch)
     since, until = source.extent()
     start = max(window.start, since) if since is not None else window.start

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from prdigest.clock import machine_utc_now
 from prdigest.config import GithubSettings, Settings
 from prdigest.metrics import count_github_request, set_github_remaining
 from prdigest.models import PullRequest
@@ -171,7 +172,7 @@ class GitHubClient:
 
     def _check_budget(self, resource: str, cost: int) -> None:
         budget = self.budgets.get(resource)
-        if budget is None or (budget.reset_at is not None and budget.reset_at <= datetime.now(UTC)):
+        if budget is None or (budget.reset_at is not None and budget.reset_at <= machine_utc_now()):
             return  # unknown, or renewed since: GitHub will tell
         if budget.remaining - cost < self.options.reserve:
             raise GitHubRateLimited(

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
+from prdigest.clock import utc_now
 from prdigest.models import PullRequest, Window, numbered
 from prdigest.sources.github import GitHubClient, GitHubError, GitHubRateLimited, GitHubSource
 from prdigest.storage import Store, coverage, github_cache
@@ -54,7 +55,7 @@ def sync(store: Store, source: GitHubSource, window: Window) -> SyncResult:
     """Bring the cache up to date with the PRs GitHub says were merged in the window; record the days
     it read completely (a partial sync leaves the days of the PRs it could not read missing)."""
     client = source.client
-    read_at = datetime.now(UTC)
+    read_at = utc_now()
     before = client.requests["sync"]
     listed = source.list_merged(window)
     cached = github_cache.updated_at(store, source.repo, listed)

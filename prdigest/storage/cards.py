@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from prdigest.clock import utc_now
 from prdigest.models import Report
 from prdigest.storage.db import Store
 
@@ -15,7 +15,7 @@ def remember_card(store: Store, platform: str, chat_id: str, message_id: str, re
         db.table("cards").upsert(
             {"platform": platform, "chat_id": chat_id, "message_id": message_id, "repo": report.repo,
              "since": w.since.isoformat(), "until": w.until.isoformat(), "tz": w.tz, "lang": report.lang,
-             "posted_at": datetime.now(UTC).isoformat()},
+             "posted_at": utc_now().isoformat()},
             pk=("platform", "chat_id", "message_id"),
         )  # fmt: skip
 

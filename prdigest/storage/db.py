@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from prdigest.clock import utc_now
 from prdigest.errors import StorageError
 from prdigest.models import PRAnalysis, PullRequest, Report, Window
 from prdigest.storage.migrations import migrate
@@ -102,7 +103,7 @@ class Store:
         stream = iter(prs)
         while batch := list(islice(stream, BATCH)):
             summaries = each_batch(batch) if each_batch is not None else {}
-            now = datetime.now(UTC).isoformat()
+            now = utc_now().isoformat()
             rows = [_pr_row(pr, now) for pr in batch]
             with self.writing() as db:
                 uids = [row["uid"] for row in rows]
@@ -245,7 +246,7 @@ class Store:
 
     def put_analyses(self, items: list[tuple[PullRequest, PRAnalysis]], lang: str) -> list[str]:
         """Keep analyses, in one transaction; each PR's summary joins the full-text index (prs triggers)."""
-        now = datetime.now(UTC).isoformat()
+        now = utc_now().isoformat()
         rows: list[dict[str, object]] = []
         keys: list[str] = []
         summaries: list[tuple[str, str]] = []

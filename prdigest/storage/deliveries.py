@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from prdigest.clock import utc_now
 from prdigest.storage.db import Store
 
 
@@ -35,7 +36,7 @@ def claim(
 
     Returns the row as it was before (None for a new key), or raises Busy when another worker
     holds a live claim or the week is already posted."""
-    now = datetime.now(UTC)
+    now = utc_now()
     with store.writing() as db:
         rows = list(db.query("select * from deliveries where key = ?", [key]))
         if not rows:
@@ -57,7 +58,7 @@ def complete(store: Store, key: str, status: str, message_id: str, report_id: in
         db.table("deliveries").update(
             key,
             {"status": status, "message_id": message_id, "report_id": report_id,
-             "completed_at": datetime.now(UTC).isoformat()},
+             "completed_at": utc_now().isoformat()},
         )  # fmt: skip
 
 
@@ -94,7 +95,7 @@ def page_token(store: Store, report_id: int) -> str:
     token = secrets.token_urlsafe(16)
     with store.writing() as db:
         db.table("report_pages").insert(
-            {"token": token, "report_id": report_id, "created_at": datetime.now(UTC).isoformat()}
+            {"token": token, "report_id": report_id, "created_at": utc_now().isoformat()}
         )
     return token
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from prdigest.clock import utc_now
 from prdigest.storage.db import Store
 
 
@@ -15,7 +14,7 @@ def claim_event(store: Store, platform: str, event_id: str) -> bool:
     cache waited for in turn. It still survives a crash or a restart of the process; only an OS
     crash or a power cut may lose the last claims, and with them a retry's de-duplication.
     """
-    now = datetime.now(UTC).isoformat()
+    now = utc_now().isoformat()
     with store.reading() as db:  # the store's lock: no other statement runs between the pragmas
         relaxed = not db.conn.in_transaction  # the pragma cannot change inside a transaction
         if relaxed:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from prdigest.clock import utc_now
 from prdigest.storage.db import Store
 
 # SQLite allows 999 bound parameters in old builds; PostgreSQL has no such limit.
@@ -26,7 +27,7 @@ def updated_at(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, dat
 
 
 def record_updates(store: Store, repo: str, updates: Mapping[int, datetime]) -> None:
-    now = datetime.now(UTC).isoformat()
+    now = utc_now().isoformat()
     rows = [
         {"repo": repo, "number": number, "updated_at": moment.astimezone(UTC).isoformat(), "synced_at": now}
         for number, moment in updates.items()
@@ -41,7 +42,7 @@ def get_diffs(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]
 
 
 def put_diff(store: Store, repo: str, number: int, diff: str) -> None:
-    row = {"repo": repo, "number": number, "diff": diff, "fetched_at": datetime.now(UTC).isoformat()}
+    row = {"repo": repo, "number": number, "diff": diff, "fetched_at": utc_now().isoformat()}
     with store.writing() as db:
         db.table("diffs").upsert(row, pk=("repo", "number"))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from prdigest.clock import utc_now
 from prdigest.storage.db import Store
 
 
@@ -18,7 +19,7 @@ def record_run(store: Store, run_id: str, endpoint: str, model: str) -> None:
         "run_id": run_id,
         "endpoint": endpoint,
         "model": model,
-        "started_at": datetime.now(UTC).isoformat(),
+        "started_at": utc_now().isoformat(),
     }
     with store.writing() as db:
         db.table("llm_runs").insert(row, ignore=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import NamedTuple
 
+from prdigest.clock import utc_now
 from prdigest.metrics import count_llm_call
 from prdigest.storage.db import Store
 
@@ -40,7 +41,7 @@ class CallTotals(NamedTuple):
 def record_call(store: Store, call: LLMCall) -> None:
     """Log one request sent (every LLM call passes here), and count it in the metrics."""
     count_llm_call(call.purpose, call.outcome, call.input_tokens, call.output_tokens)
-    row = {"created_at": datetime.now(UTC).isoformat(), **asdict(call)}
+    row = {"created_at": utc_now().isoformat(), **asdict(call)}
     with store.writing() as db:
         db.table("llm_calls").insert(row)
 
@@ -78,7 +79,7 @@ def put_output(store: Store, key: str, purpose: str, model: str, prompt_version:
         "model": model,
         "prompt_version": prompt_version,
         "data": data,
-        "created_at": datetime.now(UTC).isoformat(),
+        "created_at": utc_now().isoformat(),
     }
     with store.writing() as db:
         db.table("llm_outputs").upsert(row, pk="key")
@@ -112,7 +113,7 @@ def known_rung(store: Store, endpoint: str, model: str) -> str | None:
 
 
 def remember_rung(store: Store, endpoint: str, model: str, rung: str) -> None:
-    row = {"endpoint": endpoint, "model": model, "rung": rung, "updated_at": datetime.now(UTC).isoformat()}
+    row = {"endpoint": endpoint, "model": model, "rung": rung, "updated_at": utc_now().isoformat()}
     with store.writing() as db:
         db.table("llm_rungs").upsert(row, pk=("endpoint", "model"))
 

@@ -6,9 +6,10 @@ A released step is never edited: a change to the schema is a new step at the end
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from sqlite_utils import Database
+
+from prdigest.clock import utc_now
 
 MIGRATIONS: list[Callable[[Database], None]] = []
 
@@ -29,7 +30,7 @@ def migrate(db: Database) -> list[str]:
         with db.atomic():
             fn(db)
             db.table("_prdigest_migrations").insert(
-                {"name": fn.__name__, "applied_at": datetime.now(UTC).isoformat()}
+                {"name": fn.__name__, "applied_at": utc_now().isoformat()}
             )
         applied.append(fn.__name__)
     return applied

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from prdigest.clock import utc_now
 from prdigest.storage.db import Store
 
 
 def save_repo_file(store: Store, repo: str, text: str) -> None:
     """Keep the text read of ``repo``'s file ("" when it has none), replacing the one read before."""
-    row = {"repo": repo, "text": text, "read_at": datetime.now(UTC).isoformat()}
+    row = {"repo": repo, "text": text, "read_at": utc_now().isoformat()}
     with store.writing() as db:
         db.table("repo_files").upsert(row, pk="repo")
 

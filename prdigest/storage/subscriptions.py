@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from prdigest.clock import utc_now
 from prdigest.storage.db import Store
 from prdigest.subscription import Subscription
 
 
 def save_subscription(store: Store, sub: Subscription) -> Subscription:
     """Create or update the chat's subscription of that repository; returns it with its id."""
-    created = sub.created_at or datetime.now(UTC)
+    created = sub.created_at or utc_now()
     with store.writing() as db:
         rows = list(
             db.query(

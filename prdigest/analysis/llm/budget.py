@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from prdigest.analysis.llm.client import LLMUnavailable
+from prdigest.clock import utc_now
 from prdigest.storage import Store, llm_budget
 
 log = logging.getLogger("prdigest.llm")
@@ -38,7 +39,7 @@ class MonthlyBudget:
         store: Store,
         endpoint: str,
         budget: int | None,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        now: Callable[[], datetime] = utc_now,
     ):
         self.store = store
         self.endpoint = endpoint

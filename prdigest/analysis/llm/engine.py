@@ -15,7 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Literal
 
 from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget, shown_endpoint
@@ -43,6 +43,7 @@ from prdigest.analysis.llm.schemas import (
     PRAnalysisOut,
 )
 from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
+from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, Taxonomy
 from prdigest.errors import PrdigestError
 from prdigest.i18n import texts
@@ -206,7 +207,7 @@ class LLMEngine:
             [pr.uid for _, pr in todo],
             self.settings.model,
             version,
-            datetime.now(UTC) - RETRY_FAILED_AFTER,
+            utc_now() - RETRY_FAILED_AFTER,
         )
         todo = [(n, pr) for n, pr in todo if pr.uid not in failed]
         diff = _serialised(diff_loader)
