@@ -51,9 +51,12 @@ def pytest_configure(config: pytest.Config) -> None:
     start = config.getoption("--now")
     if start:
         try:
-            clock.parse_instant(start, "--now")
+            when = clock.parse_instant(start, "--now")
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
+        # Between tests too (module and session fixtures, the processes they start), the clock starts there.
+        os.environ[clock.ENV] = when.astimezone(UTC).isoformat()
+        clock.set_now(None)
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ import pytest
 
 from prdigest.bot.delivery import LEASE, DeliveryError, deliver_subscription, delivery_key
 from prdigest.bot.scheduler import WeeklyScheduler, last_fire, trigger_for
+from prdigest.clock import utc_now
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
 from prdigest.models import Report, Window
@@ -216,8 +217,8 @@ def test_a_run_missed_within_the_grace_period_happens_at_start(store: Store, sub
 
 
 def test_a_week_held_by_a_dead_worker_is_retried_when_its_claim_runs_out(store: Store) -> None:
-    # Claims age by the real clock, so this subscription fired a minute ago, for real.
-    now = datetime.now(UTC)
+    # Claims age by prdigest's clock, so this subscription fired a minute before it.
+    now = utc_now()
     fired = now - timedelta(minutes=1)
     sub = save_subscription(store, Subscription(
         platform="slack", chat_id="C9", repo=DEMO.repo, tz="UTC", day=WEEKDAYS[fired.weekday()],

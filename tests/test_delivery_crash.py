@@ -17,7 +17,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import closing
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from serve_support import add_week, github_env, lark_env, lark_weekly, slack_env
 
 from prdigest.bot.delivery import LEASE
 from prdigest.bot.service import sync_config_subscriptions
+from prdigest.clock import utc_now
 from prdigest.config import load_settings
 from prdigest.models import Window
 from prdigest.storage import Store
@@ -107,7 +107,7 @@ def delivery_row(db: Path) -> dict[str, Any]:
 
 def expire_lease(db: Path, key: str) -> None:
     """The dead worker's claim, aged past its lease (as if the restart came later)."""
-    aged = (datetime.now(UTC) - LEASE * 2).isoformat()
+    aged = (utc_now() - LEASE * 2).isoformat()
     with closing(sqlite3.connect(db)) as conn, conn:
         assert conn.execute("update deliveries set claimed_at = ? where key = ?", [aged, key]).rowcount == 1
 

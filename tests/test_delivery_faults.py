@@ -24,6 +24,7 @@ from prdigest.bot.delivery import deliver_subscription, delivery_key
 from prdigest.bot.lark_client import LarkOutbound
 from prdigest.bot.scheduler import WeeklyScheduler
 from prdigest.bot.slack_client import SlackOutbound
+from prdigest.clock import utc_now
 from prdigest.config import Settings, load_settings
 from prdigest.models import Report, Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
@@ -247,7 +248,7 @@ def test_lark_takeover_two_hours_after_a_crash_finds_the_card(
     monkeypatch.setattr(delivery, "complete", real_complete)
     assert len(lark_cards(lark)) == 1
     key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
-    two_hours_ago = (datetime.now(UTC) - timedelta(hours=2)).isoformat()
+    two_hours_ago = (utc_now() - timedelta(hours=2)).isoformat()
     with demo_store.writing() as db:  # the dead worker's claim, two hours old
         db.execute(
             "update deliveries set claimed_by = 'dead:1', claimed_at = ? where key = ?", [two_hours_ago, key]

@@ -19,6 +19,7 @@ from fakes.openai_api import FakeOpenAI, Reply, Request
 from test_llm_budget import spent_before
 
 from prdigest.analysis.followups import follow_risks
+from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, Settings, load_settings
 from prdigest.models import RiskFollowup, Window
 from prdigest.pipeline import make_report
@@ -229,7 +230,7 @@ def test_a_failing_model_keeps_the_rules_status(store: Store, serve) -> None:
 
 def test_a_spent_monthly_budget_sends_nothing_and_keeps_the_rules_status(store: Store, serve) -> None:
     fake: FakeOpenAI = serve(responder=_rejecting)
-    spent_before(store, fake.url, 1000, datetime.now(UTC))
+    spent_before(store, fake.url, 1000, utc_now())
     fix = of(follow(store, 2, llm_settings(fake, monthly_token_budget=500)), "no_tests", [2])
     assert (fix.status, fix.by) == ("addressed", [5])
     assert fake.calls == 0

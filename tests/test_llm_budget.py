@@ -4,7 +4,7 @@ the budget, nothing more is sent, the rules analyse the rest, and the report and
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from fakes.openai_api import FakeOpenAI
@@ -12,6 +12,7 @@ from fakes.openai_api import FakeOpenAI
 from prdigest.analysis.ask import ask
 from prdigest.analysis.llm import LLMBudgetSpent, LLMEngine, MonthlyBudget
 from prdigest.analysis.report import build_report
+from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.i18n import texts
 from prdigest.models import Report
@@ -99,16 +100,16 @@ def test_a_budget_not_reached_changes_nothing(
 
 def test_only_this_months_calls_to_this_endpoint_count(demo_store: Store, serve) -> None:
     fake = serve()
-    first_of_month, _ = llm_budget.month_bounds(datetime.now(UTC))
+    first_of_month, _ = llm_budget.month_bounds(utc_now())
     spent_before(demo_store, fake.url, 2 * BUDGET, first_of_month - timedelta(seconds=1))  # last month
     spent_before(
         demo_store, "https://elsewhere.example.com/v1", 2 * BUDGET, first_of_month
     )  # another endpoint
-    assert llm_budget.month_tokens(demo_store, fake.url, datetime.now(UTC)) == 0
+    assert llm_budget.month_tokens(demo_store, fake.url, utc_now()) == 0
     report, _ = report_with_llm(demo_store, settings(fake, budget=BUDGET))
     assert report.stats.engines == {"llm": PRS} and report.warnings == []
     calls = fake.calls
-    assert llm_budget.month_tokens(demo_store, fake.url, datetime.now(UTC)) > 0  # this run's calls count
+    assert llm_budget.month_tokens(demo_store, fake.url, utc_now()) > 0  # this run's calls count
 
     # This month's earlier spending reaches the budget of another endpoint: nothing is sent to it.
     other = serve()
@@ -124,8 +125,8 @@ def test_only_this_months_calls_to_this_endpoint_count(demo_store: Store, serve)
 
 def test_calls_of_unknown_endpoint_count_against_every_budget(demo_store: Store, serve) -> None:
     fake = serve()
-    spent_before(demo_store, None, 7, datetime.now(UTC))  # logged before runs named their endpoint
-    assert llm_budget.month_tokens(demo_store, fake.url, datetime.now(UTC)) == 7
+    spent_before(demo_store, None, 7, utc_now())  # logged before runs named their endpoint
+    assert llm_budget.month_tokens(demo_store, fake.url, utc_now()) == 7
     report, engine = report_with_llm(demo_store, settings(fake, budget=7))
     assert fake.calls == 0
     assert report.stats.engines == {"rules": PRS} and engine.usage().fallback == PRS
@@ -133,7 +134,7 @@ def test_calls_of_unknown_endpoint_count_against_every_budget(demo_store: Store,
 
 def test_a_question_with_a_spent_budget_gets_the_full_text_answer(demo_store: Store, serve) -> None:
     fake = serve()
-    spent_before(demo_store, fake.url, 100, datetime.now(UTC))
+    spent_before(demo_store, fake.url, 100, utc_now())
     llm = settings(fake, budget=100)
     answer = ask(demo_store, "rank logs", DEMO.repo, WEEK, llm, "en")
     assert answer.engine == "rules" and answer.prs and fake.calls == 0

@@ -7,7 +7,7 @@ import logging
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -15,6 +15,7 @@ from pydantic import SecretStr
 
 from prdigest.bot.pages import page_link, report_pages, signature
 from prdigest.bot.web import SECURITY_HEADERS, WebApp
+from prdigest.clock import utc_now
 from prdigest.config import Settings, WebSettings
 from prdigest.errors import ConfigError
 from prdigest.pipeline import make_report
@@ -42,7 +43,7 @@ class Pages:
     """The web app serving report pages on 127.0.0.1, its clock set by the test."""
 
     def __init__(self, store: Store, web: WebSettings) -> None:
-        self.now = datetime.now(UTC)
+        self.now = utc_now()
         self.app = WebApp()
         self.app.mount("/reports", report_pages(store, web, now=lambda: self.now))
         host, port = self.app.start("127.0.0.1", 0)
@@ -98,7 +99,7 @@ def test_a_page_answers_410_once_older_than_its_ttl(demo_store: Store, report_id
     assert "4124" not in body  # nothing of the report
     # A link made now is fresh again: the page's age counts from its link.
     assert pages.get(f"/reports/{page_token(demo_store, report_id)}")[0] == 410  # the clock is 30 days on
-    pages.now = datetime.now(UTC)
+    pages.now = utc_now()
     assert pages.get(f"/reports/{page_token(demo_store, report_id)}")[0] == 200
 
 
@@ -114,7 +115,7 @@ def test_unknown_tokens_stay_404(demo_store: Store, report_id: int, serve_pages)
 def test_the_default_app_uses_the_default_ttl(demo_store: Store, report_id: int) -> None:
     seen: list[str] = []
     environ = {"PATH_INFO": f"/reports/{page_token(demo_store, report_id)}", "REQUEST_METHOD": "GET"}
-    later = datetime.now(UTC) + timedelta(days=91)
+    later = utc_now() + timedelta(days=91)
     app = report_pages(demo_store, WebSettings(), now=lambda: later)
     b"".join(app(environ, lambda status, headers: seen.append(status)))
     assert seen == ["410 Gone"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -45,10 +45,10 @@ def test_preview_in_chinese_and_without_a_repository(demo_store: Store) -> None:
     assert "预览 owner/name" in handle("预览", ctx, svc).text
 
 
-def test_the_cli_previews_a_clone(tmp_path: Path) -> None:
+def test_the_cli_previews_a_clone(tmp_path: Path, now: datetime) -> None:
     clone = new_repo(tmp_path / "clone")
-    now = datetime.now(UTC)
-    for days, title in ((9, "feat: a parser (#1)"), (16, "fix: the parser's edge case (#2)")):
+    # Oldest first, as a real history is: a parent younger than its child would end git's --since walk.
+    for days, title in ((16, "feat: a parser (#1)"), (9, "fix: the parser's edge case (#2)")):
         (clone / f"f{days}.py").write_text("x = 1\n")
         commit(clone, title, (now - timedelta(days=days)).isoformat())
     db = tmp_path / "preview.db"
