@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -36,6 +36,7 @@ from serve_support import (
     write_config,
 )
 
+from prdigest.clock import utc_now
 from prdigest.models import Window
 from prdigest.subscription import WEEKDAYS
 
@@ -51,11 +52,7 @@ SUBSCRIPTIONS = [
 
 def just_past(tz: str, minutes: int = 5) -> datetime:
     """A fire time ``minutes`` ago, to the minute, in ``tz``: the catch-up at start delivers it."""
-    return (
-        (datetime.now(UTC) - timedelta(minutes=minutes))
-        .astimezone(ZoneInfo(tz))
-        .replace(second=0, microsecond=0)
-    )
+    return (utc_now() - timedelta(minutes=minutes)).astimezone(ZoneInfo(tz)).replace(second=0, microsecond=0)
 
 
 @pytest.fixture(scope="module")
