@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the fake Slack
 from fakes.slack_api import FakeSlack, event_callback, mention, post, signed_event  # noqa: E402
 
 from prdigest.bot.app import WORKING, BotCore  # noqa: E402
-from prdigest.bot.slack import EVENTS_PATH, SlackBot  # noqa: E402
+from prdigest.bot.slack.adapter import EVENTS_PATH, SlackBot  # noqa: E402
 from prdigest.bot.web import WebApp  # noqa: E402
 from prdigest.config import load_settings  # noqa: E402
 from prdigest.handlers import Services  # noqa: E402

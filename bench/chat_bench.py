@@ -41,8 +41,8 @@ from prdigest.config import load_settings  # noqa: E402
 from prdigest.handlers import Context, Services, handle  # noqa: E402
 from prdigest.handlers.report_memo import memo_for  # noqa: E402
 from prdigest.models import Window  # noqa: E402
-from prdigest.pipeline import read_window  # noqa: E402
-from prdigest.sources.gitlog import GitSource  # noqa: E402
+from prdigest.pipeline.single import read_window  # noqa: E402
+from prdigest.sources.git.source import GitSource  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
 WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from prdigest.cli import cli  # noqa: E402
+from prdigest.cli.commands import cli  # noqa: E402
 
 
 def parse(runner: CliRunner, line: dict[str, str]) -> dict[str, object]:

@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from github import Auth, Github
 
-from prdigest.config_models import AttentionSettings
+from prdigest.config.models import AttentionSettings
 from prdigest.models import Window
-from prdigest.sources.github import ClientOptions, GitHubClient
-from prdigest.sources.sync import add_diffs, sync
+from prdigest.sources.github.source import ClientOptions, GitHubClient, GitHubSource
+from prdigest.sources.github.sync import add_diffs, sync
 from prdigest.storage import Store
 from tests.fakes.github_api import TOKEN, FakeChecks, FakeGitHub, FakeRepo
 
@@ -79,13 +79,13 @@ def main() -> None:
         store = Store(":memory:")
         for count in (40, 400):
             before = fake.requests
-            result = sync(store, client.source(f"acme/week{count}"), WEEK)
+            result = sync(store, GitHubSource(client, f"acme/week{count}"), WEEK)
             assert len(result.fetched) == count and not result.partial, result.describe()
             figures[f"sync_requests_{count}"] = fake.requests - before
         for count in (40, 400):
             figures[f"naive_requests_{count}"] = naive_sync(fake, f"acme/week{count}")
         before = fake.requests
-        source = client.source("acme/open40")
+        source = GitHubSource(client, "acme/open40")
         assert len(sync(store, source, WEEK).fetched) == 40
         attention = source.attention(AttentionSettings(), WEEK.end)
         assert attention is not None and attention.open_prs and source.repo_file()
@@ -93,7 +93,7 @@ def main() -> None:
         figures["ratio_40"] = round(figures["naive_requests_40"] / figures["sync_requests_40"], 1)  # type: ignore[operator]
 
         before = fake.requests
-        assert sync(store, client.source("acme/week40"), WEEK).fetched == []
+        assert sync(store, GitHubSource(client, "acme/week40"), WEEK).fetched == []
         figures["resync_requests_40"] = fake.requests - before
 
         before = fake.requests

@@ -40,10 +40,10 @@ from prdigest.config import load_settings  # noqa: E402
 from prdigest.handlers import Reply as ChatReply  # noqa: E402
 from prdigest.handlers import Services  # noqa: E402
 from prdigest.models import Window  # noqa: E402
-from prdigest.pipeline import read_window  # noqa: E402
+from prdigest.pipeline.single import read_window  # noqa: E402
 from prdigest.sources.base import Source  # noqa: E402
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path  # noqa: E402
-from prdigest.sources.gitlog import GitSource  # noqa: E402
+from prdigest.sources.git.source import GitSource  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
 HUNG = 4  # questions hanging at the LLM: as many as the slow lane's workers

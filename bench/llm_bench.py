@@ -36,7 +36,7 @@ from prdigest.config import (  # noqa: E402
     Taxonomy,
 )
 from prdigest.models import PullRequest, Window  # noqa: E402
-from prdigest.pipeline import analyse_prs  # noqa: E402
+from prdigest.pipeline.single import analyse_prs  # noqa: E402
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path  # noqa: E402
 from prdigest.storage import Store, llm_log  # noqa: E402
 

@@ -35,11 +35,11 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from prdigest.analysis.risk_rules import JUDGEMENT_LABELS  # noqa: E402
+from prdigest.analysis.risks.rules import JUDGEMENT_LABELS  # noqa: E402
 from prdigest.config import Settings, load_settings  # noqa: E402
 from prdigest.models import Report, Window  # noqa: E402
-from prdigest.pipeline import make_report  # noqa: E402
-from prdigest.sources.gitlog import GitSource  # noqa: E402
+from prdigest.pipeline.single import make_report  # noqa: E402
+from prdigest.sources.git.source import GitSource  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
 JUDGED = JUDGEMENT_LABELS
@@ -181,7 +181,7 @@ def report_weeks(
 
 def written(answers: Path, labels: dict) -> Judged:
     """The answer files scored as written: their labels, scores and themes, the level from their labels."""
-    from prdigest.analysis.risk_level import risk_level
+    from prdigest.analysis.risks.level import risk_level
     from prdigest.models import RiskLabel
 
     risks: dict[int, list[RiskLabel]] = {}

@@ -7,7 +7,7 @@ Prints `name=value` lines.
   to a 200 on /healthz; `serve_start_cpu_s` the CPU time the process spent to get there (the machine
   may be shared: wall time is noisy, CPU time less so).
 - `serve_rss_mb`: the idle serve process's resident memory (VmRSS), both adapters connected.
-- `lark_import_s`, `lark_import_cpu_s`, `lark_import_mb`: `import prdigest.bot.lark` in a fresh
+- `lark_import_s`, `lark_import_cpu_s`, `lark_import_mb`: `import prdigest.bot.lark.adapter` in a fresh
   interpreter (wall, CPU, VmRSS growth; the median of 3); `lark_modules` the lark_oapi modules it
   loads. `lark_sdk_import_*`: the same for the SDK part alone (lark_sdk, the dispatcher, the ws client).
 - `delivery_s_40`: `prdigest deliver` of one Slack subscription, rules engine, a 40-PR week: sync
@@ -113,9 +113,9 @@ print(json.dumps({"s": time.perf_counter() - wall0, "cpu_s": time.process_time()
                   "modules": sum(m.startswith("lark_oapi") for m in sys.modules)}))
 """
 IMPORTS = {
-    "lark_import": "import prdigest.bot.lark",
-    "lark_sdk_import": "from prdigest.bot.lark_dispatch import EventDispatcher\n"
-    "from prdigest.bot.lark_sdk import ws_client_module\nws_client_module(EventDispatcher)",
+    "lark_import": "import prdigest.bot.lark.adapter",
+    "lark_sdk_import": "from prdigest.bot.lark.dispatch import EventDispatcher\n"
+    "from prdigest.bot.lark.sdk import ws_client_module\nws_client_module(EventDispatcher)",
 }
 
 

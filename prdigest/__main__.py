@@ -1,3 +1,3 @@
-from prdigest.cli import main
+from prdigest.cli.commands import main
 
 main()

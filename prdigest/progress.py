@@ -2,7 +2,7 @@
 
 The pipeline, the sources and the LLM engine report to the progress of the running command, found
 through a context variable, so that nothing between the CLI and the code that counts carries it.
-Only the CLI sets one (a terminal's; see ``prdigest.terminal_progress``); everywhere else it is quiet.
+Only the CLI sets one (a terminal's; see ``prdigest.cli.progress``); everywhere else it is quiet.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from fakes.lark_api import FakeLark, Sent
 from fakes.openai_api import KEY, FakeOpenAI
 from fakes.slack_api import FakeSlack, Message
 
-from prdigest.bot.slack import REPORT_EVENT
+from prdigest.bot.slack.adapter import REPORT_EVENT
 from prdigest.models import Window
 
 T = TypeVar("T")

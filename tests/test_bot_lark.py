@@ -21,7 +21,7 @@ from lark_oapi.core.token.manager import TokenManager
 
 from prdigest.bot.adapters import AdapterDeliverer
 from prdigest.bot.app import BotCore, Inbound
-from prdigest.bot.lark import (
+from prdigest.bot.lark.adapter import (
     EVENTS_PATH,
     LarkBot,
     LarkError,

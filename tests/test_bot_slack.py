@@ -35,7 +35,7 @@ from slack_bolt import BoltRequest, BoltResponse
 from prdigest.bot.adapters import AdapterDeliverer
 from prdigest.bot.app import WORKING, BotCore, Inbound
 from prdigest.bot.payloads import report_file_name
-from prdigest.bot.slack import EVENTS_PATH, SlackBot, SlackError, strip_mention
+from prdigest.bot.slack.adapter import EVENTS_PATH, SlackBot, SlackError, strip_mention
 from prdigest.bot.web import WebApp
 from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError

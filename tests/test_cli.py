@@ -101,7 +101,7 @@ def test_errors_are_one_clear_line(
 def test_report_loads_no_chat_or_llm_sdk(clone: Path, tmp_path: Path) -> None:
     code = f"""
 import sys
-from prdigest.cli import cli
+from prdigest.cli.commands import cli
 try:
     cli(["report", "--git", {str(clone)!r}, "--week", "2026-W37", "--format", "json",
          "--out", {str(tmp_path / "r.json")!r}])

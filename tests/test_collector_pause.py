@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from prdigest.config import load_settings
-from prdigest.pipeline import _CollectorPause, make_report
+from prdigest.pipeline.single import _CollectorPause, make_report
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 
@@ -52,7 +52,7 @@ def test_a_collector_switched_off_before_stays_off() -> None:
 
 def test_make_report_pauses_the_collector_and_resumes_it(tmp_path, monkeypatch) -> None:
     seen: list[bool] = []
-    import prdigest.pipeline as pipeline
+    import prdigest.pipeline.single as pipeline
 
     build = pipeline.build_report
 

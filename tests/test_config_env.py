@@ -12,7 +12,7 @@ from pydantic import BaseModel, SecretStr, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from prdigest.config import RepoSettings, Settings, load_settings
-from prdigest.config_env import ENV_ALIASES, ENV_FALLBACKS, EnvSetting, env_settings, kinds
+from prdigest.config.env import ENV_ALIASES, ENV_FALLBACKS, EnvSetting, env_settings, kinds
 from prdigest.errors import ConfigError
 from prdigest.redact import scrub, use_secrets
 from prdigest.subscription import Subscription

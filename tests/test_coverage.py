@@ -15,12 +15,12 @@ from prdigest.analysis.history import chart_periods
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
 from prdigest.models import Report, Window
-from prdigest.pipeline import make_report, read_window, source_factory
+from prdigest.pipeline.single import make_report, read_window, source_factory
 from prdigest.render.lark import render_lark_thread
 from prdigest.render.slack import render_slack_thread
-from prdigest.sources.github import ClientOptions, GitHubClient
-from prdigest.sources.gitlog import GitSource
-from prdigest.sources.sync import sync
+from prdigest.sources.git.source import GitSource
+from prdigest.sources.github.source import ClientOptions, GitHubClient, GitHubSource
+from prdigest.sources.github.sync import sync
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
 
@@ -242,13 +242,13 @@ def test_a_partial_github_sync_leaves_the_days_it_could_not_read_missing() -> No
         broken.broken = True
         client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=3, retries=0, backoff=0, max_wait=0))
         store = Store(":memory:")
-        result = sync(store, client.source("acme/rocket"), WEEK)
+        result = sync(store, GitHubSource(client, "acme/rocket"), WEEK)
         assert result.partial and list(result.failed) == [broken.number]
         gaps = coverage.missing(store, "acme/rocket", WEEK, now=MONDAY_AFTER)
         lost = broken.merged_at.astimezone(UTC).date()
         assert [(g.since, g.until) for g in gaps] == [(lost, lost)]
         broken.broken = False
-        sync(store, client.source("acme/rocket"), WEEK)
+        sync(store, GitHubSource(client, "acme/rocket"), WEEK)
         assert coverage.missing(store, "acme/rocket", WEEK, now=MONDAY_AFTER) == []
 
 

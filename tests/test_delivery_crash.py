@@ -47,7 +47,7 @@ import signal
 import sys
 
 import prdigest.bot.delivery as delivery
-from prdigest.bot.adapters import chat_adapters
+from prdigest.bot.platforms import chat_adapters
 from prdigest.bot.service import sync_config_subscriptions
 from prdigest.config import load_settings
 from prdigest.periods import parse_week

@@ -19,11 +19,13 @@ from fakes.lark_api import FakeLark
 from fakes.slack_api import FakeSlack
 
 import prdigest.bot.delivery as delivery
-from prdigest.bot import lark_client, retries, slack_client
+from prdigest.bot import retries
 from prdigest.bot.delivery import deliver_subscription, delivery_key
-from prdigest.bot.lark_client import LarkOutbound
+from prdigest.bot.lark import client as lark_client
+from prdigest.bot.lark.client import LarkOutbound
 from prdigest.bot.scheduler import WeeklyScheduler
-from prdigest.bot.slack_client import SlackOutbound
+from prdigest.bot.slack import client as slack_client
+from prdigest.bot.slack.client import SlackOutbound
 from prdigest.clock import utc_now
 from prdigest.config import Settings, load_settings
 from prdigest.models import Report, Window

@@ -20,11 +20,13 @@ from fakes.lark_api import FakeLark
 from fakes.slack_api import FakeSlack
 from rich.console import Console
 
-from prdigest.bot import lark_client, retries, slack_client
+from prdigest.bot import retries
 from prdigest.bot.adapters import AdapterDeliverer, thread_key
 from prdigest.bot.delivery import ConsoleDeliverer, Outcome, deliver_subscription, delivery_key
-from prdigest.bot.lark import LarkBot
-from prdigest.bot.slack import SlackBot
+from prdigest.bot.lark import client as lark_client
+from prdigest.bot.lark.adapter import LarkBot
+from prdigest.bot.slack import client as slack_client
+from prdigest.bot.slack.adapter import SlackBot
 from prdigest.config import Settings, load_settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Window

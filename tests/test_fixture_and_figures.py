@@ -116,7 +116,7 @@ def test_demo_command(run_cli) -> None:
 
 def test_history_counts_the_weeks_the_cache_holds_completely(tmp_path: Path) -> None:
     from prdigest.config import load_settings
-    from prdigest.pipeline import make_report
+    from prdigest.pipeline.single import make_report
     from prdigest.storage import Store, coverage
 
     store = Store(tmp_path / "h.db")

@@ -18,12 +18,12 @@ from conftest import commit, new_repo
 from fakes.openai_api import FakeOpenAI, Reply, Request
 from test_llm_budget import spent_before
 
-from prdigest.analysis.followups import follow_risks
+from prdigest.analysis.followups.track import follow_risks
 from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, Settings, load_settings
 from prdigest.models import RiskFollowup, Window
-from prdigest.pipeline import make_report
-from prdigest.sources.gitlog import GitSource
+from prdigest.pipeline.single import make_report
+from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 
 REPO = "acme/app"

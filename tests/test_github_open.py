@@ -12,17 +12,18 @@ from fakes.github_api import TOKEN, FakeChecks, FakeFile, FakeGitHub, FakeRepo, 
 from test_github_source import FAST, REPO
 
 from prdigest.config import GithubSettings, Settings
-from prdigest.config_models import AttentionSettings
-from prdigest.sources.github import (
+from prdigest.config.models import AttentionSettings
+from prdigest.sources.github.open_prs import OpenState, attention
+from prdigest.sources.github.source import (
     GitHubAuthError,
     GitHubClient,
     GitHubError,
     GitHubNotFound,
     GitHubRateLimited,
+    GitHubSource,
     GitHubUnavailable,
     owner_repositories,
 )
-from prdigest.sources.github_open import OpenState, attention
 
 NOW = datetime(2026, 9, 20, 12, 0, tzinfo=UTC)
 THRESHOLDS = AttentionSettings(review_wait_days=7, approved_wait_days=3, large_lines=1000, limit=10)
@@ -59,7 +60,7 @@ def open_pr(fake: FakeGitHub, number: int, opened_days: float, **fields: object)
 
 
 def reasons(client: GitHubClient, thresholds: AttentionSettings = THRESHOLDS) -> dict[int, tuple[str, int]]:
-    attention = client.source(REPO).attention(thresholds, NOW)
+    attention = GitHubSource(client, REPO).attention(thresholds, NOW)
     assert attention is not None and attention.read_at == NOW
     return {pr.number: (pr.reason, pr.waiting_days) for pr in attention.open_prs}
 
@@ -94,7 +95,7 @@ def test_open_prs_needing_attention_each_with_its_most_pressing_reason(
         12: ("approved_not_merged", 4),
         14: ("large_unreviewed", 2),
     }
-    attention = client.source(REPO).attention(THRESHOLDS, NOW)
+    attention = GitHubSource(client, REPO).attention(THRESHOLDS, NOW)
     assert attention is not None
     assert [pr.number for pr in attention.open_prs] == [17, 10, 18, 12, 14]  # the longest waiting first
     large = attention.open_prs[-1]
@@ -127,7 +128,7 @@ def test_the_default_branchs_failing_checks_and_the_repository_file_in_one_reque
     fake: FakeGitHub, client: GitHubClient
 ) -> None:
     open_pr(fake, 10, 8)
-    source = client.source(REPO)
+    source = GitHubSource(client, REPO)
     fake.reset_counts()
 
     attention = source.attention(THRESHOLDS, NOW)
@@ -144,7 +145,7 @@ def test_the_default_branchs_failing_checks_and_the_repository_file_in_one_reque
 
 def test_a_repository_without_file_checks_or_open_prs(fake: FakeGitHub, client: GitHubClient) -> None:
     fake.add_repo(FakeRepo("acme/quiet", default_branch="trunk"))
-    source = client.source("acme/quiet")
+    source = GitHubSource(client, "acme/quiet")
     attention = source.attention(THRESHOLDS, NOW)
     assert source.repo_file() == ""
     assert attention is not None and attention.open_prs == [] and attention.default_branch == "trunk"
@@ -155,7 +156,7 @@ def test_an_empty_repository_has_no_file_and_no_default_branch(
     fake: FakeGitHub, client: GitHubClient
 ) -> None:
     fake.add_repo(FakeRepo("acme/new", empty=True, files={".prdigest.toml": "ignored"}))
-    source = client.source("acme/new")
+    source = GitHubSource(client, "acme/new")
     assert source.repo_file() == ""
     attention = source.attention(THRESHOLDS, NOW)
     assert (
@@ -168,7 +169,7 @@ def test_more_than_a_page_of_open_prs_reads_the_oldest_hundred(
 ) -> None:
     for number in range(1, 106):
         open_pr(fake, number, 200 - number)
-    attention = client.source(REPO).attention(AttentionSettings(limit=100), NOW)
+    attention = GitHubSource(client, REPO).attention(AttentionSettings(limit=100), NOW)
     assert attention is not None and len(attention.open_prs) == 100
     assert max(pr.number for pr in attention.open_prs) == 100  # the oldest first
     assert "has 105 open PRs: the 100 opened first are checked" in caplog.text
@@ -186,7 +187,7 @@ def test_an_unreadable_answer_is_a_github_error_not_a_crash() -> None:
 
 
 def test_a_wrong_token_is_named(fake: FakeGitHub) -> None:
-    source = GitHubClient("ghp_wrong", fake.url, FAST).source(REPO)
+    source = GitHubSource(GitHubClient("ghp_wrong", fake.url, FAST), REPO)
     with pytest.raises(GitHubAuthError, match=r"rejected the token \(401 Bad credentials\)"):
         source.repo_file()
     assert fake.requests == 1
@@ -194,7 +195,7 @@ def test_a_wrong_token_is_named(fake: FakeGitHub) -> None:
 
 def test_an_unknown_repository_is_named(fake: FakeGitHub, client: GitHubClient) -> None:
     with pytest.raises(GitHubNotFound, match="GitHub repository acme/nope was not found"):
-        client.source("acme/nope").attention(THRESHOLDS, NOW)
+        GitHubSource(client, "acme/nope").attention(THRESHOLDS, NOW)
 
 
 def test_a_spent_rate_limit_is_reported(fake: FakeGitHub, client: GitHubClient) -> None:
@@ -202,13 +203,13 @@ def test_a_spent_rate_limit_is_reported(fake: FakeGitHub, client: GitHubClient) 
     with pytest.raises(
         GitHubRateLimited, match=r"GitHub's graphql rate limit is spent \(0 of 5000 points left"
     ):
-        client.source(REPO).attention(THRESHOLDS, NOW)
+        GitHubSource(client, REPO).attention(THRESHOLDS, NOW)
 
 
 def test_github_down_is_retried_then_reported_and_read_again_next_time(
     fake: FakeGitHub, client: GitHubClient
 ) -> None:
-    source = client.source(REPO)
+    source = GitHubSource(client, REPO)
     fake.fail("502", times=3)
     with pytest.raises(GitHubUnavailable, match="answered 502 3 times in a row; try again later"):
         source.repo_file()
@@ -218,7 +219,7 @@ def test_github_down_is_retried_then_reported_and_read_again_next_time(
 def test_graphqls_own_rate_limit_error_is_understood(fake: FakeGitHub, client: GitHubClient) -> None:
     fake.fail("rate-limited")
     with pytest.raises(GitHubRateLimited, match="GitHub's GraphQL rate limit is spent"):
-        client.source(REPO).repo_file()
+        GitHubSource(client, REPO).repo_file()
 
 
 def test_a_naive_pygithub_client_sees_the_same_open_prs(fake: FakeGitHub) -> None:

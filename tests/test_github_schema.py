@@ -9,7 +9,8 @@ import graphql
 import pytest
 from fakes.github_api import SCHEMA_PATH
 
-from prdigest.sources import github, github_queries
+from prdigest.sources.github import queries as github_queries
+from prdigest.sources.github import source as github
 
 GITHUB_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "github" / "schema.graphql"
 NODE_LIMIT = 500_000  # GitHub's limit on the nodes one request may ask for

@@ -26,7 +26,7 @@ from fakes.github_api import (
 from prdigest.config import GithubSettings, load_settings
 from prdigest.models import PullRequest, Window
 from prdigest.sources.diffs import DIFF_LINES_PER_PR
-from prdigest.sources.github import (
+from prdigest.sources.github.source import (
     TOO_LARGE,
     ClientOptions,
     GitHubAuthError,
@@ -40,7 +40,7 @@ from prdigest.sources.github import (
     make_client,
     to_pull_request,
 )
-from prdigest.sources.sync import add_diffs, sync
+from prdigest.sources.github.sync import add_diffs, sync
 from prdigest.storage import Store
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
@@ -157,7 +157,7 @@ def actual(pr: PullRequest) -> dict[str, Any]:
 def test_sync_reads_every_pr_of_the_week_with_all_its_fields(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     want = in_window(fake, WEEK)
     assert len(want) == 120
@@ -175,7 +175,7 @@ def test_sync_reads_every_pr_of_the_week_with_all_its_fields(
 def test_the_week_holds_bots_ghosts_forks_failing_checks_and_unresolved_threads(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    sync(store, client.source(REPO), WEEK)
+    sync(store, GitHubSource(client, REPO), WEEK)
     prs = store.prs_in_window(REPO, WEEK)
 
     assert any(pr.author == "dependabot[bot]" for pr in prs)
@@ -212,7 +212,7 @@ def test_monday_0730_in_shanghai_belongs_to_the_shanghai_week(
     )
     repo.add(merged_at=datetime(2026, 9, 13, 16, 0, tzinfo=UTC), title="next Monday 00:00 +08 (Sunday UTC)")
 
-    result = sync(store, client.source("acme/tz"), WEEK)
+    result = sync(store, GitHubSource(client, "acme/tz"), WEEK)
 
     assert result.fetched == [monday_0730.number, last_second.number]
     assert [pr.number for pr in store.prs_in_window("acme/tz", WEEK)] == result.fetched
@@ -226,7 +226,7 @@ def test_a_window_of_more_than_1000_prs_is_split_until_each_search_fits(
     repo.generate(1200, WEEK.start, WEEK.end, rich=False, closed_every=0)
     repo.generate(40, NEXT_WEEK.start, NEXT_WEEK.end, rich=False, closed_every=0)
 
-    result = sync(store, client.source("acme/mega"), WEEK)
+    result = sync(store, GitHubSource(client, "acme/mega"), WEEK)
 
     assert len(result.fetched) == 1200 and not result.partial
     assert result.fetched == [pr.number for pr in in_window(fake, WEEK, "acme/mega")]
@@ -252,7 +252,7 @@ def test_lists_that_overflow_the_first_page_are_completed_by_follow_ups(
     )
     small = repo.add(merged_at=merged + timedelta(hours=1), files=[FakeFile("README.md", 1, 1)])
 
-    result = sync(store, client.source("acme/big"), WEEK)
+    result = sync(store, GitHubSource(client, "acme/big"), WEEK)
 
     assert result.fetched == [huge.number, small.number]
     pr = store.get_pr("acme/big", huge.number)
@@ -265,7 +265,7 @@ def test_lists_that_overflow_the_first_page_are_completed_by_follow_ups(
 def test_the_pipeline_fetch_returns_the_window_or_fails_loudly(
     fake: FakeGitHub, client: GitHubClient
 ) -> None:
-    source = client.source(REPO)
+    source = GitHubSource(client, REPO)
     assert source.kind == "github"
     prs = source.fetch(NEXT_WEEK)
     assert [pr.number for pr in prs] == [pr.number for pr in in_window(fake, NEXT_WEEK)]
@@ -283,11 +283,11 @@ def test_the_pipeline_fetch_returns_the_window_or_fails_loudly(
 def test_a_resync_of_an_unchanged_week_costs_one_request(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    first = sync(store, client.source(REPO), NEXT_WEEK)
+    first = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert len(first.fetched) == 30
     fake.reset_counts()
 
-    again = sync(store, client.source(REPO), NEXT_WEEK)
+    again = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
 
     assert again.fetched == [] and again.unchanged == first.fetched
     assert again.requests == fake.requests == 1
@@ -297,12 +297,12 @@ def test_a_resync_of_an_unchanged_week_costs_one_request(
 def test_a_resync_reads_only_the_prs_github_updated(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    sync(store, client.source(REPO), WEEK)
+    sync(store, GitHubSource(client, REPO), WEEK)
     changed = in_window(fake, WEEK)[7]
     fake.repos[REPO].touch(changed.number, "late review remark", changed.updated_at + timedelta(days=1))
     fake.reset_counts()
 
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     assert result.fetched == [changed.number] and len(result.unchanged) == 119
     assert fake.operations == {"ListMerged": 2, "PullRequests": 1}
@@ -329,7 +329,7 @@ def test_a_pr_cached_from_a_git_clone_is_read_again_from_github(
         ]
     )
 
-    result = sync(store, client.source(REPO), NEXT_WEEK)
+    result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
 
     assert target.number in result.fetched
     cached = store.get_pr(REPO, target.number)
@@ -341,7 +341,7 @@ def test_a_pr_cached_from_a_git_clone_is_read_again_from_github(
 
 def test_5xx_answers_are_retried(fake: FakeGitHub, client: GitHubClient, store: Store) -> None:
     fake.fail("502", times=2)
-    result = sync(store, client.source(REPO), NEXT_WEEK)
+    result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert len(result.fetched) == 30 and not result.partial
     assert fake.requests == 2 + 2  # two 502s, then the listing and the batch
 
@@ -353,12 +353,12 @@ def test_retries_are_bounded_and_back_off(
     monkeypatch.setattr(time, "sleep", slept.append)  # urllib3 sleeps through time.sleep
     client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=2))  # production waits
     fake.fail("502", times=3)
-    assert len(sync(store, client.source(REPO), NEXT_WEEK).fetched) == 30
+    assert len(sync(store, GitHubSource(client, REPO), NEXT_WEEK).fetched) == 30
     assert slept == [2.0, 4.0]  # urllib3: 0, 2, 4 s with backoff factor 1
 
     fake.fail("502", times=10)
     with pytest.raises(GitHubUnavailable, match=r"answered 502 4 times in a row; try again later"):
-        sync(store, client.source(REPO), NEXT_WEEK)
+        sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert len(fake.faults) == 10 - 4
 
 
@@ -366,7 +366,7 @@ def test_github_down_while_reading_prs_makes_a_partial_sync(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
     fake.faults.extend(Fault("502", operation="PullRequests") for _ in range(100))
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     assert result.partial and result.fetched == []
     # The first batch, then its first half and quarter, each with its retries; then the sync stops.
@@ -382,7 +382,7 @@ def test_a_batch_too_heavy_to_answer_is_read_in_halves(
 ) -> None:
     # GitHub gives up on heavy queries with a 502 or a timeout; a lighter one passes.
     fake.faults.extend(Fault("502", operation="PullRequests", min_ids=30) for _ in range(100))
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     assert not result.partial and len(result.fetched) == 120
     assert {pr.number for pr in store.prs_in_window(REPO, WEEK)} == {
@@ -399,7 +399,7 @@ def test_an_unreachable_github_stops_at_once_without_halving(fake: FakeGitHub) -
     client = GitHubClient(TOKEN, closed, FAST)
     moment = datetime(2026, 9, 8, tzinfo=UTC)
     listed = [Listed(n, f"PR_{n}", moment, moment) for n in range(1, 61)]
-    outcome = client.source(REPO).fetch_listed(listed)
+    outcome = GitHubSource(client, REPO).fetch_listed(listed)
     assert sorted(outcome.failed) == list(range(1, 51)) and outcome.skipped == list(range(51, 61))
     assert outcome.reason is not None and "cannot reach GitHub" in outcome.reason
     assert client.requests["sync"] == 1  # one call (its retries inside), no halves
@@ -411,7 +411,7 @@ def test_a_follow_up_that_fails_fails_only_its_prs(
     fake.faults.extend(Fault("502", operation="FollowUp") for _ in range(3))
     overflowing = {pr.number for pr in in_window(fake, WEEK) if len(pr.files) > 100}
 
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     assert set(result.failed) == overflowing and len(overflowing) == 3
     assert len(result.fetched) == 117 and result.skipped == []
@@ -423,13 +423,13 @@ def test_graphqls_own_rate_limit_error_is_understood(
 ) -> None:
     fake.fail("rate-limited")
     with pytest.raises(GitHubRateLimited, match="GitHub's GraphQL rate limit is spent"):
-        sync(store, client.source(REPO), NEXT_WEEK)
+        sync(store, GitHubSource(client, REPO), NEXT_WEEK)
 
 
 def test_a_timeout_is_retried(fake: FakeGitHub, client: GitHubClient, store: Store) -> None:
     fake.fail("timeout", delay=10)
     started = time.monotonic()
-    result = sync(store, client.source(REPO), NEXT_WEEK)
+    result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert len(result.fetched) == 30
     assert time.monotonic() - started < 9  # one 3-second timeout, not the 10-second answer
     assert fake.counts["POST /graphql"] == 3
@@ -439,7 +439,7 @@ def test_timeouts_that_persist_end_with_a_clear_error(fake: FakeGitHub, store: S
     client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=1, retries=1, backoff=0))
     fake.fail("timeout", times=2, delay=10)
     with pytest.raises(GitHubUnavailable, match=r"did not answer within 1 s \(2 attempts\)"):
-        sync(store, client.source(REPO), NEXT_WEEK)
+        sync(store, GitHubSource(client, REPO), NEXT_WEEK)
 
 
 def test_a_secondary_rate_limit_waits_retry_after_within_bounds(
@@ -452,7 +452,7 @@ def test_a_secondary_rate_limit_waits_retry_after_within_bounds(
     fake.fail("secondary", retry_after=3600)  # capped at max_wait
     fake.fail("secondary", retry_after=None)  # GitHub's advice: wait a minute
 
-    result = sync(store, client.source(REPO), NEXT_WEEK)
+    result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
 
     assert len(result.fetched) == 30
     assert slept == [7, 60, 60]
@@ -463,7 +463,7 @@ def test_a_secondary_rate_limit_that_persists_is_reported(
 ) -> None:
     fake.fail("secondary", times=5, retry_after=1)
     with pytest.raises(GitHubRateLimited, match="secondary rate limit stopped the requests after 3 attempts"):
-        sync(store, client.source(REPO), NEXT_WEEK)
+        sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert fake.requests == 3
 
 
@@ -475,7 +475,7 @@ def test_a_spent_budget_makes_a_partial_sync_without_waiting_for_the_reset(
     client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=2))  # production: waits up to 60 s
     fake.faults.append(Fault("exhaust", operation="PullRequests"))
 
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     assert slept == []  # the reset is an hour away: no waiting for it
     assert result.partial and result.fetched == [] and len(result.skipped) == 120
@@ -489,7 +489,7 @@ def test_the_sync_stops_before_the_budget_runs_out(
 ) -> None:
     fake.budget["graphql"] = 4  # two listing pages and two batches
 
-    result = sync(store, client.source(REPO), WEEK)
+    result = sync(store, GitHubSource(client, REPO), WEEK)
 
     # 100 PRs read, but 3 of them overflow their first pages: they wait for their follow-ups.
     assert len(result.fetched) == 100 - 3
@@ -500,7 +500,7 @@ def test_the_sync_stops_before_the_budget_runs_out(
     fake.budget["graphql"] = 5000
     client.budgets["graphql"].reset_at = datetime.now(UTC) - timedelta(seconds=1)
     fake.reset_counts()
-    again = sync(store, client.source(REPO), WEEK)
+    again = sync(store, GitHubSource(client, REPO), WEEK)
     assert len(again.fetched) == 23 and not again.partial and len(again.unchanged) == 97
 
 
@@ -510,14 +510,14 @@ def test_a_pr_github_cannot_read_is_reported_and_read_again_next_time(
     broken = in_window(fake, NEXT_WEEK)[5]
     broken.broken = True
 
-    result = sync(store, client.source(REPO), NEXT_WEEK)
+    result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
 
     assert list(result.failed) == [broken.number]
     assert "Something went wrong" in result.failed[broken.number]
     assert len(result.fetched) == 29 and broken.number not in result.fetched
     assert store.get_pr(REPO, broken.number) is None
     broken.broken = False
-    assert sync(store, client.source(REPO), NEXT_WEEK).fetched == [broken.number]
+    assert sync(store, GitHubSource(client, REPO), NEXT_WEEK).fetched == [broken.number]
 
 
 # --- configuration and errors a user sees -----------------------------------------------
@@ -536,13 +536,13 @@ def test_token_and_url_come_from_the_environment(
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("PRDIGEST_GITHUB_URL", fake.url)
     client = make_client(load_settings(), FAST)
-    assert len(sync(store, client.source(REPO), NEXT_WEEK).fetched) == 30
+    assert len(sync(store, GitHubSource(client, REPO), NEXT_WEEK).fetched) == 30
 
 
 def test_a_wrong_token_is_named_as_such(fake: FakeGitHub, store: Store) -> None:
     client = GitHubClient("ghp_wrong", fake.url, FAST)
     with pytest.raises(GitHubAuthError) as err:
-        sync(store, client.source(REPO), NEXT_WEEK)
+        sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert str(err.value) == (
         f"GitHub at {fake.url} rejected the token (401 Bad credentials): "
         "check GITHUB_TOKEN or PRDIGEST_GITHUB_TOKEN"
@@ -553,7 +553,7 @@ def test_a_wrong_token_is_named_as_such(fake: FakeGitHub, store: Store) -> None:
 
 def test_an_unknown_repository_is_named(fake: FakeGitHub, client: GitHubClient, store: Store) -> None:
     with pytest.raises(GitHubNotFound) as err:
-        sync(store, client.source("acme/nope"), NEXT_WEEK)
+        sync(store, GitHubSource(client, "acme/nope"), NEXT_WEEK)
     assert (
         str(err.value)
         == f"GitHub repository acme/nope was not found at {fake.url}, or the token cannot read it"
@@ -564,7 +564,7 @@ def test_an_unknown_repository_is_named(fake: FakeGitHub, client: GitHubClient, 
 
 def test_a_malformed_repository_name_is_refused(client: GitHubClient) -> None:
     with pytest.raises(GitHubError, match=r"'rocket' is not a GitHub repository name \(OWNER/NAME\)"):
-        client.source("rocket")
+        GitHubSource(client, "rocket")
 
 
 def test_github_enterprise_urls(store: Store) -> None:
@@ -573,7 +573,7 @@ def test_github_enterprise_urls(store: Store) -> None:
         pr = repo.add(merged_at=WEEK.start + timedelta(days=1), files=[FakeFile("a.py", 2, 1)])
         client = make_client(GithubSettings(url=f"{ghe.url}/", token=TOKEN), FAST)
 
-        assert sync(store, client.source(REPO), WEEK).fetched == [pr.number]
+        assert sync(store, GitHubSource(client, REPO), WEEK).fetched == [pr.number]
         assert client.fetch_diff(REPO, pr.number).startswith("diff --git a/a.py b/a.py")
         assert ghe.counts == {"POST /api/graphql": 2, f"GET /api/v3/repos/{REPO}/pulls/{pr.number}": 1}
 
@@ -583,7 +583,7 @@ def test_github_enterprise_urls(store: Store) -> None:
 
 def test_fetch_pr_reads_one_pr_in_one_request(fake: FakeGitHub, client: GitHubClient) -> None:
     want = in_window(fake, WEEK)[1]
-    pr = client.source(REPO).fetch_pr(want.number)
+    pr = GitHubSource(client, REPO).fetch_pr(want.number)
     assert pr is not None and actual(pr) == expected(want)
     assert fake.operations == {"PullRequest": 1}
 
@@ -644,7 +644,7 @@ def test_a_diff_too_large_for_github_is_noted_and_cached(
 def test_diffs_are_added_apart_from_the_sync_and_survive_a_resync(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    sync(store, client.source(REPO), NEXT_WEEK)
+    sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     prs = store.prs_in_window(REPO, NEXT_WEEK)
     fake.reset_counts()
 
@@ -658,7 +658,7 @@ def test_diffs_are_added_apart_from_the_sync_and_survive_a_resync(
     # A PR read again keeps its diff; adding diffs again costs nothing.
     changed = in_window(fake, NEXT_WEEK)[2]
     fake.repos[REPO].touch(changed.number, "after merge", changed.updated_at + timedelta(hours=1))
-    assert sync(store, client.source(REPO), NEXT_WEEK).fetched == [changed.number]
+    assert sync(store, GitHubSource(client, REPO), NEXT_WEEK).fetched == [changed.number]
     cached = store.get_pr(REPO, changed.number)
     assert cached is not None and cached.diff_excerpt == next(
         p.diff_excerpt for p in done if p.number == changed.number
@@ -671,7 +671,7 @@ def test_diffs_are_added_apart_from_the_sync_and_survive_a_resync(
 def test_adding_diffs_stops_at_the_rate_limit_and_says_which_prs_lack_one(
     fake: FakeGitHub, client: GitHubClient, store: Store
 ) -> None:
-    sync(store, client.source(REPO), NEXT_WEEK)
+    sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     prs = store.prs_in_window(REPO, NEXT_WEEK)
     fake.budget["core"] = 10
 
@@ -763,19 +763,19 @@ def test_prs_merged_into_another_branch_than_the_default_are_left_out(
         pr.base = "release/1.0"
     main_line = sorted(pr.number for pr in in_window(fake, NEXT_WEEK) if pr not in release)
 
-    synced = sync(store, client.source(REPO), NEXT_WEEK)
+    synced = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert synced.fetched == main_line and not synced.partial
     assert fake.operations == {"ListMerged": 1, "PullRequests": 1}  # the default branch came with the list
 
     repo.default_branch = "develop"  # nothing is merged into it: the week is empty, and complete
     for base, want in ((None, []), ("release/1.0", sorted(pr.number for pr in release))):
         fresh = Store(":memory:")
-        assert sync(fresh, client.source(REPO, base), NEXT_WEEK).fetched == want
+        assert sync(fresh, GitHubSource(client, REPO, base), NEXT_WEEK).fetched == want
         fresh.close()
 
 
 def test_a_repositorys_base_branch_setting_reaches_its_github_source(fake: FakeGitHub) -> None:
-    from prdigest.sources.base import source_factory
+    from prdigest.sources.registry import source_factory
 
     env = {"PRDIGEST_GITHUB_TOKEN": TOKEN, "PRDIGEST_GITHUB_URL": fake.url,
            "PRDIGEST_REPOS": json.dumps([{"name": REPO, "base_branch": "release/1.0"}])}  # fmt: skip

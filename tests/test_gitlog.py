@@ -10,9 +10,9 @@ from conftest import commit, git, new_repo
 
 from prdigest.errors import SourceError
 from prdigest.models import Window
-from prdigest.sources import gitlog
 from prdigest.sources.diffs import DIFF_LINES_PER_PR
-from prdigest.sources.gitlog import GitSource, identity
+from prdigest.sources.git import source as gitlog
+from prdigest.sources.git.source import GitSource, identity
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
 

@@ -18,7 +18,7 @@ from prdigest.handlers import Reply as ChatReply
 from prdigest.handlers.commands import Intent
 from prdigest.handlers.lanes import lane_of
 from prdigest.models import Window
-from prdigest.pipeline import read_window
+from prdigest.pipeline.single import read_window
 from prdigest.storage import Store
 
 DEMO = demo_source()

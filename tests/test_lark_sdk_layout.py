@@ -1,4 +1,4 @@
-"""prdigest imports lark-oapi's modules one by one (prdigest/bot/lark_sdk.py) and dispatches events
+"""prdigest imports lark-oapi's modules one by one (prdigest/bot/lark/sdk.py) and dispatches events
 itself (lark_dispatch.py): these tests fail when the SDK's layout or its dispatcher's behaviour moves
 under them, e.g. after an upgrade past the version range pinned in pyproject.toml."""
 
@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from fakes.lark_api import FakeLark
 
-from prdigest.bot.lark_client import check_domain
-from prdigest.bot.lark_dispatch import CARD_ACTION, MESSAGE_RECEIVE, EventDispatcher
-from prdigest.bot.lark_sdk import (
+from prdigest.bot.lark.client import check_domain
+from prdigest.bot.lark.dispatch import CARD_ACTION, MESSAGE_RECEIVE, EventDispatcher
+from prdigest.bot.lark.sdk import (
     JSON,
     P2CardActionTrigger,
     P2CardActionTriggerResponse,
@@ -31,11 +31,11 @@ from prdigest.bot.lark_sdk import (
 ROOT = Path(__file__).resolve().parents[1]
 LARK_MODULES_MAX = 300  # core, the im.v1 modules prdigest uses and ws: 185 with 1.7.5 (the whole SDK: 10,624)
 
-# Run in a fresh interpreter: what `import prdigest.bot.lark` loads, and the bare packages' fallback.
+# Run in a fresh interpreter: what `import prdigest.bot.lark.adapter` loads, and the bare packages' fallback.
 PROBE = """
 import json, sys
-import prdigest.bot.lark
-from prdigest.bot.lark_connection import ws_module
+import prdigest.bot.lark.adapter
+from prdigest.bot.lark.connection import ws_module
 ws_module()  # what a long connection's start imports
 lark = sorted(m for m in sys.modules if m.startswith("lark_oapi"))
 facts = {

@@ -14,7 +14,7 @@ from prdigest.analysis.ask import ask
 from prdigest.config import LLMSettings, Taxonomy
 from prdigest.i18n import texts
 from prdigest.models import Window
-from prdigest.pipeline import analyse_prs
+from prdigest.pipeline.single import analyse_prs
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store, llm_log
 

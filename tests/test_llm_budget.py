@@ -16,7 +16,7 @@ from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.i18n import texts
 from prdigest.models import Report
-from prdigest.pipeline import analyse_prs
+from prdigest.pipeline.single import analyse_prs
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store, llm_budget
 

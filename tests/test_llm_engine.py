@@ -32,7 +32,7 @@ from prdigest.analysis.report import build_report
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.errors import SourceError
 from prdigest.models import PRAnalysis, PullRequest, Report
-from prdigest.pipeline import analyse_prs
+from prdigest.pipeline.single import analyse_prs
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store, llm_log

@@ -12,7 +12,7 @@ from prdigest.analysis.llm import REDACTED, LLMEngine, estimate_tokens
 from prdigest.analysis.report import build_report
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.models import PRAnalysis, PullRequest, Report
-from prdigest.pipeline import analyse_prs
+from prdigest.pipeline.single import analyse_prs
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 

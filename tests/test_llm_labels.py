@@ -23,7 +23,7 @@ from prdigest.analysis.llm import (
 from prdigest.analysis.report import build_report
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.models import ChecksState, PRAnalysis, PullRequest
-from prdigest.pipeline import analyse_prs
+from prdigest.pipeline.single import analyse_prs
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 

@@ -276,7 +276,7 @@ def test_prompt_templates_refuse_missing_variables() -> None:
 
 def test_a_report_without_an_llm_never_imports_openai() -> None:
     code = (
-        "import sys, prdigest.analysis.llm, prdigest.analysis.ask, prdigest.pipeline\n"
+        "import sys, prdigest.analysis.llm, prdigest.analysis.ask, prdigest.pipeline.single\n"
         "from prdigest.analysis.llm import pr_evidence\n"
         "assert 'openai' not in sys.modules, 'openai imported'\n"
         "print(json.dumps('ok'))"

@@ -23,7 +23,7 @@ from prdigest.config import load_settings
 from prdigest.handlers import Reply
 from prdigest.metrics import Metrics
 from prdigest.models import Window
-from prdigest.sources.github_client import ClientOptions, GitHubClient
+from prdigest.sources.github.client import ClientOptions, GitHubClient
 from prdigest.storage import Store
 from prdigest.storage.llm_log import LLMCall, record_call
 from prdigest.storage.subscriptions import save_subscription
@@ -165,7 +165,7 @@ def test_without_a_service_nothing_is_counted_and_prometheus_client_is_not_loade
     code = (
         "import sys\n"
         "from prdigest import metrics\n"
-        "import prdigest.handlers.dispatch, prdigest.sources.github_client, prdigest.storage.llm_log\n"
+        "import prdigest.handlers.dispatch, prdigest.sources.github.client, prdigest.storage.llm_log\n"
         "metrics.count_delivery('posted'); metrics.observe_command('help', 'ok', 0.1)\n"
         "assert metrics.current() is None and 'prometheus_client' not in sys.modules\n"
     )

@@ -11,10 +11,10 @@ from test_delivery import Recorder
 
 from prdigest.bot.delivery import deliver_subscription
 from prdigest.config import LLMSettings, load_settings
-from prdigest.config_models import AdminSettings
+from prdigest.config.models import AdminSettings
 from prdigest.handlers import Context, handle
 from prdigest.handlers.understand import understand
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
 from prdigest.subscription import Subscription

@@ -12,10 +12,10 @@ from test_trend import WEEK as W37
 from prdigest.analysis.history import trend_periods
 from prdigest.analysis.noise import Noise, filters_text
 from prdigest.config import load_settings
-from prdigest.config_models import RepoSettings
+from prdigest.config.models import RepoSettings
 from prdigest.models import FileChange, PullRequest, Report, Window
-from prdigest.pipeline import make_report
-from prdigest.sources.gitlog import GitSource
+from prdigest.pipeline.single import make_report
+from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 from prdigest.subscription import Subscription, SubscriptionFilters
 

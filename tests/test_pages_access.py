@@ -18,7 +18,7 @@ from prdigest.bot.web import SECURITY_HEADERS, WebApp
 from prdigest.clock import utc_now
 from prdigest.config import Settings, WebSettings
 from prdigest.errors import ConfigError
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import page_token

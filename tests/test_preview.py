@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from conftest import commit, demo_services, demo_source, new_repo
 
-from prdigest.cli_ops import preview
+from prdigest.cli.ops import preview
 from prdigest.config import load_settings
 from prdigest.handlers import Context, handle
 from prdigest.storage import Store

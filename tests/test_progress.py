@@ -11,14 +11,15 @@ from fakes.github_api import TOKEN, FakeGitHub, FakeRepo
 from rich.console import Console
 from test_github_source import FAST, REPO, WEEK
 
+from prdigest.cli.progress import TerminalProgress
 from prdigest.config import Settings
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.progress import Progress, progress, reporting_to
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
-from prdigest.sources.github_client import GitHubClient
-from prdigest.sources.sync import sync
+from prdigest.sources.github.client import GitHubClient
+from prdigest.sources.github.source import GitHubSource
+from prdigest.sources.github.sync import sync
 from prdigest.storage import Store
-from prdigest.terminal_progress import TerminalProgress
 
 
 class Recorder(Progress):
@@ -68,7 +69,7 @@ def test_a_sync_counts_its_batches_to_the_last() -> None:
         recorder = Recorder()
         db = Store(":memory:")
         with reporting_to(recorder):
-            sync(db, GitHubClient(TOKEN, fake.url, FAST).source(REPO), WEEK)
+            sync(db, GitHubSource(GitHubClient(TOKEN, fake.url, FAST), REPO), WEEK)
         db.close()
     batches = [(done, total) for what, done, total in recorder.counts if what == "batches synced"]
     assert batches[0] == (0, 3) and batches[-1] == (3, 3) == (fake.operations["PullRequests"], 3)

@@ -25,7 +25,7 @@ from fakes.slack_api import FakeSlack, slash_command
 from serve_support import lark_env, serving, slack_env, wait_until, write_config
 
 from prdigest.bot.connector import Part
-from prdigest.bot.lark_client import PROBE_TIMEOUT_S, LarkError, LarkOutbound
+from prdigest.bot.lark.client import PROBE_TIMEOUT_S, LarkError, LarkOutbound
 from prdigest.bot.readiness import Readiness, database_check, last_delivery_check
 from prdigest.bot.service import Service
 from prdigest.config import load_settings

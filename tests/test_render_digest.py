@@ -28,7 +28,7 @@ from test_render_support import (
     week_report,
 )
 
-from prdigest.analysis.risk_level import MANY
+from prdigest.analysis.risks.level import MANY
 from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.models import Report, WindowOut
 from prdigest.render.digest import level_driver

@@ -12,11 +12,11 @@ from fakes.openai_api import FakeOpenAI
 
 from prdigest.analysis import rules
 from prdigest.config import LLMSettings, Settings, Taxonomy, load_settings
+from prdigest.config.repo_file import with_repo_file
 from prdigest.errors import SourceError
 from prdigest.models import Window
-from prdigest.pipeline import make_report
-from prdigest.repo_config import with_repo_file
-from prdigest.sources.gitlog import GitSource
+from prdigest.pipeline.single import make_report
+from prdigest.sources.git.source import GitSource
 from prdigest.sources.repo_file import repo_file_text, repo_settings
 from prdigest.storage import Store
 from prdigest.storage.repo_files import load_repo_file

@@ -13,10 +13,10 @@ from prdigest.analysis.rules import RISK_INPUTS
 from prdigest.config import ReportSettings, load_settings
 from prdigest.i18n import texts
 from prdigest.models import Recommendation, Report, RiskObservation, Window
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
-from prdigest.sources.gitlog import GitSource
+from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 
 MILES_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")

@@ -21,11 +21,11 @@ from synthetic_history import build
 
 from prdigest.config import load_settings
 from prdigest.models import Report, Window
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
-from prdigest.sources.gitlog import GitSource
+from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")

@@ -17,7 +17,7 @@ from prdigest.config import load_settings
 from prdigest.handlers import Context, Reply, Services, handle, scope
 from prdigest.handlers.report_memo import Key, ReportMemo, memo_for
 from prdigest.models import LLMUsage, Report
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.storage import Store, coverage
 from prdigest.storage.revision import revision
 

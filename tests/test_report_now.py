@@ -14,10 +14,10 @@ from test_github_source import FAST
 
 from prdigest.config import Settings
 from prdigest.models import Window
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.render.markdown import render_markdown
-from prdigest.sources.github import GitHubClient
-from prdigest.sources.gitlog import GitSource
+from prdigest.sources.git.source import GitSource
+from prdigest.sources.github.source import GitHubClient, GitHubSource
 from prdigest.storage import Store
 
 REPO = "acme/rocket"
@@ -49,7 +49,7 @@ def fake() -> Iterator[FakeGitHub]:
 def test_the_report_lists_a_pr_waiting_8_days_for_review_and_reads_the_repositorys_file(
     fake: FakeGitHub, store: Store
 ) -> None:
-    source = GitHubClient(TOKEN, fake.url, FAST).source(REPO)
+    source = GitHubSource(GitHubClient(TOKEN, fake.url, FAST), REPO)
     fake.reset_counts()
     report = make_report(Settings(), store, source, WEEK, lang="en", save=False, now=NOW)
 
@@ -66,7 +66,7 @@ def test_the_report_lists_a_pr_waiting_8_days_for_review_and_reads_the_repositor
 
 
 def test_an_older_week_has_no_open_prs_and_does_not_ask(fake: FakeGitHub, store: Store) -> None:
-    source = GitHubClient(TOKEN, fake.url, FAST).source(REPO)
+    source = GitHubSource(GitHubClient(TOKEN, fake.url, FAST), REPO)
     later = NOW + timedelta(days=30)
     report = make_report(Settings(), store, source, WEEK, lang="en", save=False, now=later)
     assert report.attention is None and "open_prs" not in report.unavailable

@@ -20,7 +20,7 @@ from conftest import commit, new_repo
 from prdigest.analysis import rules
 from prdigest.config import Taxonomy
 from prdigest.models import PullRequest, RiskLabel, Window
-from prdigest.sources.gitlog import GitSource
+from prdigest.sources.git.source import GitSource
 
 WEEK = Window(since=date(2026, 9, 7), until=date(2026, 9, 13), tz="UTC")
 

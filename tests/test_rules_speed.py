@@ -9,9 +9,11 @@ import re
 import pytest
 
 from prdigest import path_kinds
-from prdigest.analysis import risk_deps, risk_rules, rules
+from prdigest.analysis import rules
 from prdigest.analysis.facts import facts
-from prdigest.analysis.risk_common import may_hold
+from prdigest.analysis.risks import deps as risk_deps
+from prdigest.analysis.risks import rules as risk_rules
+from prdigest.analysis.risks.common import may_hold
 from prdigest.analysis.taxonomy import is_core, parse_title
 from prdigest.config import Taxonomy
 from prdigest.danger import _COMMENT, _DANGEROUS, comments, is_comment

@@ -23,12 +23,12 @@ from click.testing import CliRunner
 
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.bot.pages import report_pages
-from prdigest.cli import cli
+from prdigest.cli.commands import cli
 from prdigest.config import WebSettings, load_settings
 from prdigest.errors import ConfigError, SourceError
 from prdigest.handlers import Context, Reply, Services, handle
 from prdigest.logs import setup_logging
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.redact import redact, scrub, use_secrets
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
@@ -123,7 +123,7 @@ def logged() -> Iterator[dict[str, io.StringIO]]:
 def test_a_github_error_quoting_the_secrets_reaches_no_chat_reply(env: dict[str, str], logged: Any) -> None:
     settings = load_settings(env=env)
     store = Store(settings.storage.db)
-    from prdigest.sources.base import source_factory
+    from prdigest.sources.registry import source_factory
 
     svc = Services(settings=settings, store=store, default_repo=REPO, source_for=source_factory(settings))
     for message in (f"report {REPO} 2026-W37", "explain #5", f"risks {REPO} last week"):
@@ -352,7 +352,7 @@ def test_scrub_masks_the_configured_secrets() -> None:
 
 
 def test_a_long_upstream_answer_is_summarised() -> None:
-    from prdigest.sources.github_errors import GitHubError, json_object
+    from prdigest.sources.github.errors import GitHubError, json_object
 
     use_secrets(VALUES)
     error = GitHubError("GitHub answered 500: " + "stack frame\n" * 500)

@@ -20,7 +20,7 @@ from prdigest.bot.connector import Connector, Part
 from prdigest.bot.pages import page_link
 from prdigest.bot.service import Service, sync_config_subscriptions
 from prdigest.config import load_settings
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import page_token

@@ -12,8 +12,8 @@ from prdigest.bot.delivery import deliver_subscription
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
 from prdigest.models import PullRequest, Report, Window
-from prdigest.pipeline import make_report, source_factory
-from prdigest.sources import base
+from prdigest.pipeline.single import make_report, source_factory
+from prdigest.sources import registry
 from prdigest.sources.base import Source
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store, coverage
@@ -98,9 +98,9 @@ def store(tmp_path) -> Iterator[Store]:
 
 @pytest.fixture
 def forge(monkeypatch: pytest.MonkeyPatch) -> StubForge:
-    """The stub, registered where a new kind of source registers: `sources.base.FACTORIES`."""
+    """The stub, registered where a new kind of source registers: `sources.registry.FACTORIES`."""
     stub = StubForge()
-    monkeypatch.setattr(base, "FACTORIES", [lambda settings, repo: stub if repo == REPO else None])
+    monkeypatch.setattr(registry, "FACTORIES", [lambda settings, repo: stub if repo == REPO else None])
     return stub
 
 
@@ -151,18 +151,18 @@ def test_the_pipeline_explain_and_delivery_ask_a_source_only_the_protocol() -> N
     import prdigest
 
     root = Path(prdigest.__file__).parent
-    for name in ("pipeline.py", "handlers/explain.py", "bot/delivery.py"):
+    for name in ("pipeline/single.py", "handlers/explain.py", "bot/delivery.py"):
         text = (root / name).read_text(encoding="utf-8")
         sniffs = ('.kind == "', '.kind != "', "getattr(source", "type: ignore", "GitSource", "GitHubSource")
         for sniff in sniffs:
             assert sniff not in text, (name, sniff)
-    for path in (root / "sources").glob("*.py"):
+    for path in (root / "sources").rglob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) < 400, path.name
 
 
 def test_every_source_implements_the_protocol() -> None:
-    from prdigest.sources.github import GitHubSource
-    from prdigest.sources.gitlog import GitSource
+    from prdigest.sources.git.source import GitSource
+    from prdigest.sources.github.source import GitHubSource
 
     for cls in (GitSource, FixtureSource, GitHubSource, StubForge):
         assert Source in cls.__mro__

@@ -12,8 +12,8 @@ from conftest import commit, new_repo
 from prdigest.analysis.continuity import continue_themes
 from prdigest.config import load_settings
 from prdigest.models import FileChange, PullRequest, Theme, Window
-from prdigest.pipeline import make_report
-from prdigest.sources.gitlog import GitSource
+from prdigest.pipeline.single import make_report
+from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 
 REPO = "acme/app"

@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from prdigest.analysis import stories
 from prdigest.analysis.report import build_report
-from prdigest.analysis.stories import find_stories
-from prdigest.analysis.story_text import spaced, subsystem, tell, topic_of
+from prdigest.analysis.stories import group as stories
+from prdigest.analysis.stories.group import find_stories
+from prdigest.analysis.stories.text import spaced, subsystem, tell, topic_of
 from prdigest.config import ReportSettings
 from prdigest.i18n import texts
 from prdigest.models import FileChange, PRAnalysis, PullRequest, RiskLabel, Window

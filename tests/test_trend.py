@@ -13,9 +13,9 @@ from prdigest.analysis.history import trend_periods
 from prdigest.analysis.trend import trend
 from prdigest.config import Settings, load_settings
 from prdigest.models import Report, Window
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.sources.base import BatchHook
-from prdigest.sources.gitlog import GitSource
+from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 
 REPO = "acme/app"

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from prdigest.analysis.story_features import features
-from prdigest.analysis.story_text import subsystem
+from prdigest.analysis.stories.features import features
+from prdigest.analysis.stories.text import subsystem
 from prdigest.models import PullRequest, Theme
 
 MAX_NAMED = 5  # earlier PRs a theme names, the most relevant first

@@ -11,7 +11,7 @@ import re
 from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts
-from prdigest.analysis.risk_rules import option_flags, project_diffs
+from prdigest.analysis.risks.rules import option_flags, project_diffs
 from prdigest.analysis.taxonomy import is_kind_word, parse_title
 from prdigest.i18n import detect_lang, risk_name, texts
 from prdigest.models import PullRequest, RiskLabel

@@ -14,10 +14,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from prdigest.analysis.risk_level import risk_level
+from prdigest.analysis.risks.level import risk_level
 from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.analysis.stories import find_stories
-from prdigest.analysis.story_text import (
+from prdigest.analysis.stories.group import find_stories
+from prdigest.analysis.stories.text import (
     headline,
     listed,
     n_prs,

@@ -12,9 +12,10 @@ import math
 import re
 from collections.abc import Callable
 
-from prdigest.analysis import pr_text, risk_rules
+from prdigest.analysis import pr_text
 from prdigest.analysis.facts import Facts, facts
-from prdigest.analysis.risk_rules import Evidence, Finding, quote
+from prdigest.analysis.risks import rules as risk_rules
+from prdigest.analysis.risks.rules import Evidence, Finding, quote
 from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.danger import comments

@@ -14,7 +14,7 @@ from datetime import date
 from typing import TypeVar
 
 from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.analysis.story_text import n_prs, spaced
+from prdigest.analysis.stories.text import n_prs, spaced
 from prdigest.analysis.trend import stats_figures, trend
 from prdigest.i18n import risk_name, texts
 from prdigest.models import LLMUsage, PeriodFigures, Report, RiskLevel, Stats, Trend

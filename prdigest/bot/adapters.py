@@ -1,12 +1,10 @@
-"""The chat-adapter contract, and the adapters the settings configure.
+"""The chat-adapter contract (the adapters the settings configure are built in bot/platforms.py).
 
 Every platform adapter (`LarkBot`, `SlackBot`) is a `ChatAdapter`: the service starts and
 stops it, the weekly delivery posts and updates its report card and the card's thread
 through it (as an `AdapterDeliverer`), and the chat answers post their replies through it.
 Each thread reply carries a key of its own (``<delivery key>:thread:<i>``), so that a run
 that takes over a half-posted delivery posts only the replies the thread lacks.
-The SDKs are imported here only for the platforms that are configured: lark-oapi alone
-costs seconds and ~176 MB.
 """
 
 from __future__ import annotations
@@ -17,9 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prdigest.models import Report
 
 if TYPE_CHECKING:
-    from prdigest.bot.app import BotCore
-    from prdigest.bot.web import WebApp
-    from prdigest.config import Settings
+    pass
 
 ReportUrl = Callable[[Report, str], str | None]  # (report, chat id): a page's link for that chat
 
@@ -132,37 +128,3 @@ class AdapterDeliverer:
 
     def find_delivery(self, chat_id: str, key: str) -> str | None:
         return self.adapter.find_delivery(chat_id, key)
-
-
-def page_urls(settings: Settings, core: BotCore | None) -> ReportUrl | None:
-    """The page address of a report answered in a chat, when report pages are public."""
-    if not settings.public_url or core is None:
-        return None
-    from prdigest.bot.pages import page_link
-
-    store = core.services.store
-    return lambda report, chat_id: page_link(settings, store, report.id, chat_id)
-
-
-def chat_adapters(
-    settings: Settings, core: BotCore | None, web: WebApp | None
-) -> list[tuple[str, ChatAdapter, AdapterDeliverer]]:
-    """(platform, adapter, deliverer) for each configured platform; HTTP-mode adapters mount on ``web``."""
-    found: list[tuple[str, ChatAdapter, AdapterDeliverer]] = []
-    urls = page_urls(settings, core)
-    if settings.lark.enabled:
-        from prdigest.bot.lark import EVENTS_PATH, LarkBot
-
-        lark = LarkBot(settings, core, report_url_for=urls)
-        if web is not None and settings.lark.mode == "http":
-            web.mount(EVENTS_PATH, lark.wsgi_app())
-        found.append(("lark", lark, AdapterDeliverer(lark)))
-    if settings.slack.enabled:
-        from prdigest.bot.slack import EVENTS_PATH as SLACK_EVENTS
-        from prdigest.bot.slack import SlackBot
-
-        slack = SlackBot(settings, core, report_url_for=urls)
-        if web is not None and settings.slack.mode == "http":
-            web.mount(SLACK_EVENTS, slack.wsgi_app())
-        found.append(("slack", slack, AdapterDeliverer(slack)))
-    return found

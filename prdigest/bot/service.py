@@ -24,7 +24,7 @@ from prdigest.config import Settings
 from prdigest.handlers import Services
 from prdigest.logs import adopt_library_loggers
 from prdigest.metrics import Metrics, use
-from prdigest.pipeline import source_factory
+from prdigest.pipeline.single import source_factory
 from prdigest.redact import secrets_of, use_secrets
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
@@ -75,7 +75,7 @@ class Service:
         self.web.mount("/readyz", self.readiness.wsgi_app)
 
     def _add_adapters(self) -> None:
-        from prdigest.bot.adapters import chat_adapters
+        from prdigest.bot.platforms import chat_adapters
 
         for platform, adapter, deliverer in chat_adapters(self.settings, self.core, self.web):
             self.adapters.append(adapter)

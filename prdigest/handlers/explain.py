@@ -9,7 +9,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Scope, resolve, text_reply
 from prdigest.i18n import risk_name, texts
 from prdigest.models import PRAnalysis, PullRequest, zone
-from prdigest.pipeline import analyse
+from prdigest.pipeline.single import analyse
 from prdigest.render.markdown import escape
 from prdigest.sources.repo_file import repo_settings
 

@@ -18,7 +18,7 @@ from prdigest.handlers.scope import Answer, resolve, text_reply
 from prdigest.i18n import risk_name, texts
 from prdigest.i18n.report import RISK_NAMES
 from prdigest.models import Dismissal, Lang, PullRequest
-from prdigest.pipeline import analyse, analyse_prs
+from prdigest.pipeline.single import analyse, analyse_prs
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage.dismissals import delete_dismissal, save_dismissal
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription

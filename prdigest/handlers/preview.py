@@ -13,7 +13,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import text_reply
 from prdigest.i18n import texts
 from prdigest.models import Report, Window, iso_week_label
-from prdigest.pipeline import make_report
+from prdigest.pipeline.single import make_report
 from prdigest.render.digest import digest_figures, verdict
 from prdigest.render.markdown import escape
 from prdigest.sources.base import Source

@@ -12,8 +12,8 @@ from prdigest.handlers.report_memo import Key, memo_for
 from prdigest.i18n import texts
 from prdigest.models import Report, Window
 from prdigest.periods import today_in
-from prdigest.pipeline import make_report
-from prdigest.pipeline_team import make_team_report, team_repos
+from prdigest.pipeline.single import make_report
+from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.storage import coverage
 from prdigest.storage.revision import revision

@@ -15,7 +15,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
 from prdigest.i18n import texts
 from prdigest.models import Lang
-from prdigest.pipeline_team import team_repos
+from prdigest.pipeline.team import team_repos
 from prdigest.storage.subscriptions import delete_subscription, list_subscriptions, save_subscription
 from prdigest.subscription import Subscription
 

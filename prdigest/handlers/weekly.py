@@ -19,7 +19,7 @@ from prdigest.handlers.scope import (
 )
 from prdigest.i18n import texts
 from prdigest.models import Report, ReportPR, Window, iso_week_label
-from prdigest.pipeline import newest_merged
+from prdigest.pipeline.single import newest_merged
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5

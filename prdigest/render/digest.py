@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from prdigest.analysis.report import lead_kind
-from prdigest.analysis.risk_level import MANY
+from prdigest.analysis.risks.level import MANY
 from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.analysis.story_text import listed
+from prdigest.analysis.stories.text import listed
 from prdigest.i18n import risk_name
 from prdigest.models import (
     OpenPR,

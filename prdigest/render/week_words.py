@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prdigest.analysis.story_text import listed
+from prdigest.analysis.stories.text import listed
 from prdigest.analysis.trend import FIGURES
 from prdigest.i18n import risk_name
 from prdigest.models import Report, RiskFollowup, Trend, is_iso_week

@@ -11,7 +11,7 @@ from prdigest.i18n import texts
 from prdigest.models import Attention, Window
 
 if TYPE_CHECKING:
-    from prdigest.config_models import AttentionSettings
+    from prdigest.config.models import AttentionSettings
     from prdigest.sources.base import Source
 
 # Open PRs are today's: they belong to the report of this week or the last one, not to a report of an

@@ -1,8 +1,9 @@
-"""What a source is to the rest of prdigest: the `Source` protocol, and which source a repository reads.
+"""What a source is to the rest of prdigest: the `Source` protocol (which source a repository reads is
+sources/registry.py's).
 
 The pipeline, the chat handlers and the weekly delivery use a source only through this protocol; they
 never ask which kind it is. A new kind of source (GitLab, Gitea) is a class that implements it and a
-factory in `FACTORIES`: nothing outside `sources/` changes.
+factory in the registry's `FACTORIES`.
 
 A source says what it cannot supply (`unavailable`: reviews, labels, checks, forks ... a clone knows
 none of them) rather than answering "none" (rule 2), and up to when what it gives is complete
@@ -13,16 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from prdigest.clock import utc_now
-from prdigest.errors import SourceError
 from prdigest.models import PullRequest, Window
 
 if TYPE_CHECKING:
-    from prdigest.config import Settings
-    from prdigest.config_models import AttentionSettings
+    from prdigest.config.models import AttentionSettings
     from prdigest.models import Attention
     from prdigest.storage import Store
 
@@ -104,66 +102,3 @@ def read_complete(
     end = min(window.end, until, read_at) if until is not None else min(window.end, read_at)
     coverage.record(store, source.repo, source.kind, start, end)
     return []
-
-
-# --- which source a repository reads --------------------------------------------------------------
-
-SourceFactory = Callable[["Settings", str], "Source | None"]
-
-
-def _configured_clone(settings: Settings, repo: str) -> Source | None:
-    clone = settings.repo(repo).git
-    if clone is None:
-        return None
-    from prdigest.sources.gitlog import GitSource
-
-    return GitSource(clone, repo=repo)
-
-
-def _github(settings: Settings, repo: str) -> Source | None:
-    if settings.github.token is None:
-        return None
-    from prdigest.sources.github import make_client
-
-    return make_client(settings).source(repo, settings.repo(repo).base_branch)
-
-
-# Tried in order for a repository the command names no source of; the first that gives one wins.
-FACTORIES: list[SourceFactory] = [_configured_clone, _github]
-
-
-def source_factory(settings: Settings, given: Source | None = None) -> Callable[[str], Source | None]:
-    """Where each repository's PRs come from: the source the command was given, else the first of
-    `FACTORIES` that has one (a clone named in the settings, GitHub when a token is set), else none
-    (the cache only)."""
-
-    def source_for(repo: str) -> Source | None:
-        if given is not None and given.repo == repo:
-            return given
-        for factory in FACTORIES:
-            source = factory(settings, repo)
-            if source is not None:
-                return source
-        return None
-
-    return source_for
-
-
-def open_source(
-    settings: Settings, git: str | Path | None, fixture: str | Path | None, repo: str | None
-) -> Source | None:
-    """The source the options name: a clone, a fixture, or for --repo alone the repository's configured
-    source (a clone in the settings, else GitHub when a token is set); None means "the cache only"."""
-    if git and fixture:
-        raise SourceError("choose one source: --git PATH or --fixture FILE")
-    if git:
-        from prdigest.sources.gitlog import GitSource
-
-        return GitSource(git, repo=repo)
-    if fixture:
-        from prdigest.sources.fixture import FixtureSource
-
-        return FixtureSource(fixture, repo=repo)
-    if not repo:
-        raise SourceError("name a source: --git PATH, --fixture FILE or --repo OWNER/NAME")
-    return source_factory(settings)(repo)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prdigest.config.repo_file import with_repo_file
 from prdigest.errors import SourceError
 from prdigest.i18n import texts
-from prdigest.repo_config import with_repo_file
 from prdigest.storage.repo_files import load_repo_file, save_repo_file
 
 if TYPE_CHECKING:
-    from prdigest.config_models import Settings
+    from prdigest.config.models import Settings
     from prdigest.sources.base import Source
     from prdigest.storage import Store
 
@@ -35,7 +35,7 @@ def repo_file_text(store: Store, source: Source | None, repo: str) -> str | None
 def repo_settings(
     settings: Settings, store: Store, source: Source | None, repo: str, lang: str
 ) -> tuple[Settings, list[str]]:
-    """``settings`` with ``repo``'s own file layered under its config entry (see `prdigest.repo_config`),
+    """``settings`` with ``repo``'s own file layered under its config entry (see `prdigest.config.repo_file`),
     and the report's warning, in ``lang``, when the file cannot be used (the settings then stay as given)."""
     layered, problems = with_repo_file(settings, repo, repo_file_text(store, source, repo))
     if not problems:

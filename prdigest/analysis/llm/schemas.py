@@ -12,7 +12,7 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
 from prdigest.analysis.llm.safety import Shown, clip, inert, one_line
-from prdigest.analysis.risk_rules import JUDGEMENT_LABELS
+from prdigest.analysis.risks.rules import JUDGEMENT_LABELS
 from prdigest.analysis.rules import RISK_RULES
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 

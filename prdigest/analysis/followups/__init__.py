@@ -1,0 +1,1 @@
+"""Earlier weeks' risks followed until a later PR reverts or addresses them."""

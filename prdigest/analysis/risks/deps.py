@@ -1,0 +1,121 @@
+"""The dependency_change rule: a dependency's version changed, read from the manifests' diffs (requirements,
+pyproject, setup, environment files, package.json, go.mod, pip install lines)."""
+
+from __future__ import annotations
+
+import re
+
+from prdigest.analysis.facts import Facts, FileDiff
+from prdigest.analysis.risks.common import Evidence, may_hold, quote
+from prdigest.models import PullRequest
+from prdigest.path_kinds import is_dependency, is_example, is_support
+
+# --- dependency_change ----------------------------------------------------------------
+
+_REQUIREMENT = re.compile(
+    r"^\s*[\"']?([A-Za-z0-9][A-Za-z0-9_.\-\[\],]*)\s*(==|>=|<=|~=|!=|<|>|@)\s*[^\s\"',]+"
+)
+_PINNED = re.compile(
+    r"(^\s*FROM\s+\S+[:@]\S+|\bpip3? install\b.*(==|>=|@|\.whl|git\+)"
+    r"|\b(ARG|ENV)\s+\w*(VERSION|_REF|_COMMIT|_TAG|_SHA)\w*="
+    r"|\bgit (checkout|fetch)\b.*\b[0-9a-f]{7,40}\b"
+    r"|\b[A-Z_]*(VERSION|_REF|_COMMIT|_SHA)\s*=\s*[\"']?[\w.\-]+)",
+    re.I | re.M,  # multi-line: a file is tested whole before its lines
+)
+# Every match of _PINNED holds one of these (lower case); every match of _INSTALL holds "pip". Most code
+# files hold neither, and skip the regexes (_PINNED costs milliseconds on a long file).
+_PINNED_WORDS = ("from", "pip", "git ", "version", "_ref", "_commit", "_tag", "_sha")
+_OWN_VERSION = re.compile(r"^\s*version\s*=", re.I)
+
+
+_MANIFEST = re.compile(r"(requirements[^/]*\.(txt|in)|\.toml|setup\.(py|cfg)|environment\.ya?ml|Pipfile)$")
+_REQUIREMENTS_TXT = re.compile(r"requirements[^/]*\.(txt|in)$")
+_JS_OR_GO = re.compile(r"^\s*(\"[\w@/.\-]+\"\s*:\s*\"[\^~]?\d|[\w./\-]+\s+v\d+\.\d+)")
+_INSTALL = re.compile(r"\b(?:pip3?|uv pip|python3? -m pip) install\b(.*)")
+
+
+def _specs(d: FileDiff, lines: list[str]) -> set[str]:
+    """What these lines ask for: requirements in manifests; installed packages, base images and version
+    pins elsewhere. Flags and line layout are not part of a spec, so a reformatted line changes nothing."""
+    out: set[str] = set()
+    pinned_only = not (
+        _REQUIREMENTS_TXT.search(d.path)
+        or _MANIFEST.search(d.path)
+        or d.path.endswith(("package.json", "go.mod"))
+    )
+    if pinned_only and not (
+        ("pip" in (joined := "\n".join(lines)) and _INSTALL.search(joined))
+        or (may_hold(joined, _PINNED_WORDS) and _PINNED.search(joined))
+    ):
+        return out  # an image or script file that installs and pins nothing
+    for line in lines:
+        text = line.split("#", 1)[0].strip().strip(",").strip("\"'")
+        if not text or _OWN_VERSION.match(text):
+            continue
+        if _REQUIREMENTS_TXT.search(d.path):
+            out.add(text.replace(" ", ""))
+        elif _MANIFEST.search(d.path):
+            if _REQUIREMENT.search(line):
+                out.add(text.replace(" ", ""))
+        elif d.path.endswith(("package.json", "go.mod")):
+            if _JS_OR_GO.search(line):
+                out.add(text)
+        elif m := _INSTALL.search(line):
+            out.update(w for w in m.group(1).split() if not w.startswith(("-", "$", "&", "|", "\\")))
+        elif _PINNED.search(line):
+            out.add(text)
+    return out
+
+
+def _dependency_diffs(f: Facts) -> list[FileDiff]:
+    return f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
+
+
+# A package and the release a spec pins: "flash-attn[cuda]==2.7.0", "ARG VLLM_IMAGE_TAG=v0.9.1", "img:1.2".
+_VERSIONED = re.compile(r"([A-Za-z][\w.\-]*?)(?:\[[\w,.\-]+\])?\s*(?:==|~=|>=|=|:)\s*[\"']?v?(\d+(?:\.\d+)+)")
+
+
+def fold(name: str) -> str:
+    """A package name as titles and manifests both spell it: "Flash_Attn" -> "flashattn"."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def version_moves(f: Facts) -> list[tuple[str, str, str]]:
+    """Packages whose pinned release this PR moves: (name, old, new)."""
+
+    def releases(side: str) -> dict[str, tuple[str, str]]:
+        return {
+            fold(m.group(1)): (m.group(1), m.group(2))
+            for d in _dependency_diffs(f)
+            for spec in _specs(d, getattr(d, side))
+            for m in _VERSIONED.finditer(spec)
+        }
+
+    before = releases("removed")
+    if not before:
+        return []
+    return [
+        (name, before[key][1], new)
+        for key, (name, new) in sorted(releases("added").items())
+        if key in before and before[key][1] != new
+    ]
+
+
+def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+    diffs = _dependency_diffs(f)
+    # Netted over all files: requirements moved from one file to another change nothing.
+    added = {spec: d.path for d in diffs for spec in _specs(d, d.added)}
+    # An example that drops a requirement changes nothing users install; one that adds a pin does.
+    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in _specs(d, d.removed)}
+    new, gone = sorted(set(added) - set(removed)), sorted(set(removed) - set(added))
+    if new or gone:
+        paths = sorted({added[s] for s in new} | {removed[s] for s in gone})
+        shown = new[:3] + [f"-{spec}" for spec in gone[: max(0, 3 - len(new))]]
+        return t["ev_dependency_lines"].format(
+            paths=", ".join(paths[:3]), lines=quote("; ".join(shown))
+        ), "diff"
+    if not f.diffs:  # no diff to read (a GitHub week without diffs): the files alone tell
+        deps = [p for p in f.paths or [] if is_dependency(p)]
+        if deps:
+            return t["ev_dependency"].format(paths=", ".join(deps[:3])), "paths"
+    return None

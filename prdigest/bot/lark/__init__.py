@@ -1,0 +1,1 @@
+"""The Lark/Feishu adapter: events, the SDK's client and long connection, cards out."""

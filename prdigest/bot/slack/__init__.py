@@ -1,0 +1,1 @@
+"""The Slack adapter: Bolt's events (HTTP or Socket Mode), the Web API client."""

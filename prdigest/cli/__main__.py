@@ -1,0 +1,3 @@
+from prdigest.cli.commands import main
+
+main()

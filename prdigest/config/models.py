@@ -1,0 +1,222 @@
+"""The settings model: one frozen tree of sections, the shape of prdigest.toml.
+
+How it is filled (file, environment, secrets files) lives in prdigest.config and prdigest.config.env.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from prdigest.models import zone
+from prdigest.redact import no_credentials, redact
+from prdigest.subscription import Subscription, SubscriptionFilters
+
+# A URL setting: never one with credentials in it (user:password@, ?access_token=...).
+Url = Annotated[str, AfterValidator(no_credentials)]
+
+DEFAULT_DB = Path("~/.local/share/prdigest/prdigest.db")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StorageSettings(_Section):
+    db: Path = Field(default=DEFAULT_DB, validate_default=True)
+
+    @field_validator("db")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+
+class ReportSettings(_Section):
+    timezone: str = "Asia/Shanghai"
+    language: Literal["zh", "en"] = "zh"
+    key_pr_limit: int = Field(default=24, ge=1, le=200)
+    key_importance_min: float = Field(default=5.0, ge=0, le=10)
+    hot_file_min_prs: int = Field(default=3, ge=2)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            return zone(value).key
+        except Exception as exc:  # UsageError from zone(): report it as a value error
+            raise ValueError(str(exc)) from exc
+
+
+class TagRule(_Section):
+    """An extra tag: it applies when a changed path matches a glob or the title names a keyword."""
+
+    paths: list[str] = []
+    keywords: list[str] = []
+
+
+class Taxonomy(_Section):
+    tags: dict[str, TagRule] = {}
+    core_paths: list[str] = []
+
+
+class RepoSettings(_Section):
+    name: str
+    # A local clone to read instead of GitHub.
+    git: Path | None = None
+    # GitHub: the PRs merged into this branch (None: the repository's default branch); a clone's
+    # report is its default branch's history.
+    base_branch: str | None = Field(default=None, min_length=1)
+    taxonomy: Taxonomy = Taxonomy()
+    # Which PRs every report of this repository counts (a subscription's filters narrow them further).
+    filters: SubscriptionFilters = SubscriptionFilters()
+    # Words for the LLM's prompts about this repository (read as data, within the evidence budget).
+    extra_instructions: str = Field(default="", max_length=4000)
+
+    @field_validator("name")
+    @classmethod
+    def _owner_name(cls, value: str) -> str:
+        if not REPO_NAME.fullmatch(value):
+            raise ValueError(f"{value!r} is not OWNER/NAME")
+        return value
+
+
+class AttentionSettings(_Section):
+    """When an open PR needs attention (the report's "open PRs needing attention", GitHub only)."""
+
+    review_wait_days: int = Field(default=7, ge=1, le=365)  # open this long without a review
+    approved_wait_days: int = Field(default=3, ge=1, le=365)  # approved this long, not merged
+    large_lines: int = Field(default=1000, ge=1)  # this many changed lines and no review yet
+    limit: int = Field(default=10, ge=1, le=100)  # the most a report lists
+
+
+class AdminSettings(_Section):
+    """Who may change subscriptions from chat: user ids per platform."""
+
+    lark: list[str] = []
+    slack: list[str] = []
+
+
+class LarkSettings(_Section):
+    """A Lark/Feishu app. The secret, verification token and encrypt key come from the environment."""
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None
+    verification_token: SecretStr | None = None
+    encrypt_key: SecretStr | None = None
+    # "ws": the long connection (no public URL needed); "http": events posted to the web app.
+    mode: Literal["ws", "http"] = "ws"
+    domain: Url = "https://open.feishu.cn"
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.app_id and self.app_secret)
+
+
+class SlackSettings(_Section):
+    """A Slack app. Tokens and the signing secret come from the environment."""
+
+    bot_token: SecretStr | None = None
+    app_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None
+    # "socket": Socket Mode (no public URL needed); "http": events posted to the web app.
+    mode: Literal["socket", "http"] = "socket"
+    api_url: Url = "https://slack.com/api/"
+
+    @property
+    def enabled(self) -> bool:
+        return self.bot_token is not None
+
+
+class WebSettings(_Section):
+    """The web app: HTTP event endpoints, /healthz and the report pages."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    # A report page answers 410 Gone this long after its report was made.
+    page_ttl_days: int = Field(default=90, ge=1, le=3650)
+    # "link": anyone with a page's link reads it; "signed": pages of private repositories need
+    # a link signed for the chat it was posted to (PRDIGEST_WEB_SIGNING_KEY).
+    page_access: Literal["link", "signed"] = "link"
+    signing_key: SecretStr | None = None
+
+
+class LogSettings(_Section):
+    """The log of `prdigest serve` (PRDIGEST_LOG_LEVEL, PRDIGEST_LOG_FORMAT; --log-format wins)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+
+    @field_validator("level", "format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
+class GithubSettings(_Section):
+    url: Url = "https://api.github.com"
+    token: SecretStr | None = None
+
+
+class LLMSettings(_Section):
+    """The LLM endpoint (the `[llm]` table, then env vars); the LLM is on only when a model is named.
+
+    Its key is a secret: from the environment (PRDIGEST_LLM__API_KEY, ..., OPENAI_API_KEY or their
+    *_FILE), never from the config file.
+    """
+
+    model: str = Field(min_length=1)
+    # None: the SDK's default endpoint (api.openai.com).
+    base_url: Url | None = None
+    # None: a placeholder is sent; vLLM, SGLang and Ollama accept any key.
+    api_key: SecretStr | None = None
+    # Seconds per attempt; a stuck call costs at most (max_retries + 1) * timeout.
+    timeout: float = Field(default=60, gt=0, le=600)
+    concurrency: int = Field(default=8, ge=1, le=64)
+    input_budget_tokens: int = Field(default=6000, ge=1000, le=200_000)
+    max_retries: int = Field(default=2, ge=0, le=5)
+    # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
+    monthly_token_budget: int | None = Field(default=None, ge=1)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{redact(repr(value))} is not an http(s) URL")
+        return value.rstrip("/") if value else None
+
+
+class Settings(_Section):
+    # Factories, not instances: defaults such as the home folder are read when settings load.
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    report: ReportSettings = Field(default_factory=ReportSettings)
+    github: GithubSettings = Field(default_factory=GithubSettings)
+    repos: list[RepoSettings] = []
+    attention: AttentionSettings = Field(default_factory=AttentionSettings)
+    admins: AdminSettings = Field(default_factory=AdminSettings)
+    lark: LarkSettings = Field(default_factory=LarkSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    # Weekly reports set in the file; chat adds more (both land in the subscriptions table).
+    subscriptions: list[Subscription] = []
+    # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).
+    llm: LLMSettings | None = None
+    public_url: Url | None = None
+    log: LogSettings = Field(default_factory=LogSettings)
+    config_path: Path | None = None
+
+    def repo(self, name: str) -> RepoSettings:
+        """The settings of one repository; defaults when the file does not list it."""
+        for repo in self.repos:
+            if repo.name == name:
+                return repo
+        return RepoSettings(name=name)
+
+    def repos_of(self, owner: str) -> list[str]:
+        """The [[repos]] entries of ``owner`` (a user or organization; case does not matter)."""
+        return [r.name for r in self.repos if r.name.split("/", 1)[0].lower() == owner.lower()]
+
+
+REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")

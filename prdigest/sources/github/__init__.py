@@ -1,0 +1,1 @@
+"""The GitHub source: GraphQL batches, REST diffs, what is open now, its client and retries."""

@@ -1,0 +1,152 @@
+"""What is open on GitHub now, in one request per repository: the open PRs that need someone (waiting
+for a review, approved but not merged, large and unreviewed), the default branch's checks, and the
+repository's own ``.prdigest.toml``.
+
+The thresholds are the [attention] settings. A PR gets one reason, the most pressing: approved and
+waiting to be merged, then waiting too long for a first review, then too large to leave unreviewed.
+Drafts are left out: nobody is asked to act on them yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
+
+from prdigest.models import Attention, OpenPR
+from prdigest.sources.github.errors import (
+    GitHubError,
+    messages,
+    raise_for_repository,
+    short_error,
+    split_repo,
+)
+from prdigest.sources.github.models import is_bot, login_of, parse_time, rollup_checks
+from prdigest.sources.github.queries import OPEN_PR_LIMIT, OPEN_QUERY
+
+if TYPE_CHECKING:
+    from prdigest.config.models import AttentionSettings
+    from prdigest.sources.github.client import GitHubClient
+
+log = logging.getLogger(__name__)
+DAY = timedelta(days=1)
+Reason = Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
+
+
+@dataclass(frozen=True)
+class OpenState:
+    """One repository's answer to the open-PR request, kept by its source: classified per report."""
+
+    repo: str
+    prs: list[dict[str, Any]]  # the open PR nodes, the oldest first
+    default_branch: str | None
+    head: dict[str, Any] | None  # the default branch's head commit (its statusCheckRollup)
+    repo_file: str  # the .prdigest.toml text; "" when there is none
+
+
+def read_open(client: GitHubClient, repo: str) -> OpenState:
+    owner, name = split_repo(repo)
+    query = f"repo:{repo} is:pr is:open sort:created-asc"
+    data, errors = client.graphql(OPEN_QUERY, {"owner": owner, "name": name, "query": query}, purpose="open")
+    raise_for_repository(errors, repo, client.url)
+    search, repository = data.get("search"), data.get("repository")
+    if errors or search is None or repository is None:
+        raise GitHubError(f"GitHub could not list the open PRs of {repo}: {messages(errors)}")
+    if search.get("issueCount", 0) > OPEN_PR_LIMIT:
+        log.warning(
+            "%s has %s open PRs: the %d opened first are checked for attention",
+            repo,
+            search["issueCount"],
+            OPEN_PR_LIMIT,
+        )
+    branch = repository.get("defaultBranchRef") or {}  # none in an empty repository
+    head = branch.get("target") or {}
+    blob = repository.get("repoFile") or {}  # none: no such file (or an empty repository)
+    text = blob.get("text") if blob.get("__typename") == "Blob" and not blob.get("isBinary") else None
+    return OpenState(
+        repo=repo,
+        prs=[n for n in search.get("nodes") or [] if n and n.get("number")],
+        default_branch=branch.get("name"),
+        head=head if head.get("__typename") == "Commit" else None,
+        repo_file=text or "",
+    )
+
+
+def attention(state: OpenState, thresholds: AttentionSettings, now: datetime) -> Attention:
+    try:
+        found = [pr for pr in (needs_attention(node, thresholds, now) for node in state.prs) if pr]
+    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        raise GitHubError(
+            f"unreadable answer from GitHub on the open PRs of {state.repo}: {short_error(exc)}"
+        ) from None
+    found.sort(key=lambda pr: (-pr.waiting_days, pr.number))
+    return Attention(
+        open_prs=found[: thresholds.limit],
+        default_branch=state.default_branch,
+        default_branch_checks=rollup_checks((state.head or {}).get("statusCheckRollup")),
+        read_at=now,
+    )
+
+
+def needs_attention(node: dict[str, Any], thresholds: AttentionSettings, now: datetime) -> OpenPR | None:
+    """The PR with its most pressing reason, or None when it needs nobody yet (or is a draft)."""
+    if node.get("isDraft"):
+        return None
+    created = parse_time(node.get("createdAt")) or now
+    # A draft asked for reviews only once it was marked ready: its wait starts then.
+    ready = [
+        parse_time(n.get("createdAt")) for n in (node.get("readyForReview") or {}).get("nodes") or [] if n
+    ]
+    opened = max([created, *(r for r in ready if r)])
+    author = login_of(node.get("author"))
+    reviews = _reviews(node, author)
+    approved = _approved_at(node, reviews)
+    lines = (node.get("additions") or 0) + (node.get("deletions") or 0)
+    reason: Reason | None = None
+    since = opened
+    if approved is not None and now - approved > thresholds.approved_wait_days * DAY:
+        reason, since = "approved_not_merged", approved
+    elif not reviews and now - opened > thresholds.review_wait_days * DAY:
+        reason = "waiting_review"
+    elif not reviews and lines >= thresholds.large_lines:
+        reason = "large_unreviewed"
+    if reason is None:
+        return None
+    return OpenPR(
+        number=node["number"],
+        title=node.get("title") or "",
+        author=author,
+        url=node.get("url"),
+        created_at=created,
+        additions=node.get("additions") or 0,
+        deletions=node.get("deletions") or 0,
+        reason=reason,
+        waiting_days=max(0, (now - since) // DAY),
+    )
+
+
+def _reviews(node: dict[str, Any], author: str) -> list[dict[str, Any]]:
+    """The submitted reviews by others than the author and bots, oldest first."""
+    found = [
+        r
+        for r in (node.get("reviews") or {}).get("nodes") or []
+        if r
+        and r.get("state") != "PENDING"
+        and not is_bot(r.get("author"))
+        and login_of(r.get("author")) != author
+    ]
+    return sorted(found, key=lambda r: r.get("submittedAt") or "")
+
+
+def _approved_at(node: dict[str, Any], reviews: list[dict[str, Any]]) -> datetime | None:
+    """When the PR was approved: GitHub's decision (required reviews), else its latest review; the time
+    is that of the latest approving review. None when it is not approved."""
+    decision = node.get("reviewDecision")
+    latest = reviews[-1] if reviews else None
+    if decision != "APPROVED" and (decision is not None or not latest or latest["state"] != "APPROVED"):
+        return None
+    approvals = [parse_time(r.get("submittedAt")) for r in reviews if r["state"] == "APPROVED"]
+    return max((a for a in approvals if a), default=None)
