@@ -20,6 +20,12 @@ from fakes.slack_api import FakeSlack
 from prdigest import clock
 from prdigest.errors import ConfigError
 
+# Tests mirror the package, one folder each, and some share helpers across folders (the chat tests use
+# the delivery tests' Recorder): every folder of tests is importable, whichever ran first.
+for _folder in sorted({path.parent for path in Path(__file__).parent.rglob("test_*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
 # The render tests' shared fixtures (a week of each size, the demo week) live beside their helpers.
 pytest_plugins = ["test_render_support"]
 

@@ -12,7 +12,7 @@ SDK still gets it. When the whole SDK is loaded already, nothing here changes it
 
 The long connection's module imports the SDK's event dispatcher, which imports every service's
 event processors (about 7,000 modules); `ws_client_module` lends it prdigest's thin dispatcher
-under that name for the time of the import. tests/test_lark_sdk_layout.py fails when the SDK's
+under that name for the time of the import. tests/bot/test_lark_sdk_layout.py fails when the SDK's
 layout moves under these names.
 """
 

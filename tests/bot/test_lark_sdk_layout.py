@@ -28,7 +28,7 @@ from prdigest.bot.lark.sdk import (
     ws_client_module,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LARK_MODULES_MAX = 300  # core, the im.v1 modules prdigest uses and ws: 185 with 1.7.5 (the whole SDK: 10,624)
 
 # Run in a fresh interpreter: what `import prdigest.bot.lark.adapter` loads, and the bare packages' fallback.

@@ -1,7 +1,7 @@
 """Speed work must not change a report by one byte: the demo week and a 2,000-PR week, against digests
 of the reports prdigest produced before that work.
 
-A change that means to alter reports updates the digests: `python tests/test_report_identity.py` prints
+A change that means to alter reports updates the digests: `python tests/pipeline/test_report_identity.py` prints
 them (and what each report is).
 """
 
@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from synthetic_history import build
 
@@ -29,7 +29,7 @@ from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
-MILES_WEEK = Path(__file__).resolve().parents[2] / "shared" / "data" / "radixark__miles__2026-08-10.json"
+MILES_WEEK = Path(__file__).resolve().parents[3] / "shared" / "data" / "radixark__miles__2026-08-10.json"
 BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.

@@ -170,7 +170,7 @@ def test_no_file_anywhere_means_defaults(tmp_path: Path) -> None:
 def test_tests_run_in_an_empty_directory_of_their_own() -> None:
     """A prdigest.toml in the checkout or the developer's ~/.config never reaches the other tests."""
     assert list(Path.cwd().iterdir()) == []
-    assert Path(__file__).resolve().parents[1] not in (Path.cwd(), *Path.cwd().parents)
+    assert Path(__file__).resolve().parents[2] not in (Path.cwd(), *Path.cwd().parents)
     assert load_settings().config_path is None
 
 

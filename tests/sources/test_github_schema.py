@@ -12,7 +12,7 @@ from fakes.github_api import SCHEMA_PATH
 from prdigest.sources.github import queries as github_queries
 from prdigest.sources.github import source as github
 
-GITHUB_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "github" / "schema.graphql"
+GITHUB_SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "github" / "schema.graphql"
 NODE_LIMIT = 500_000  # GitHub's limit on the nodes one request may ask for
 PAGE_LIMIT = 100  # GitHub's limit on first/last
 

@@ -123,7 +123,7 @@ def test_locate_key_walks_tables_and_arrays() -> None:
 
 
 def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parents[1] / "prdigest.example.toml"
+    example = Path(__file__).resolve().parents[2] / "prdigest.example.toml"
     settings = load_settings(example, env={})
     assert settings.repos[0].taxonomy.tags["megatron"].keywords == ["megatron"]
     assert settings.subscriptions[0].platform == "console" and settings.subscriptions[0].day == "mon"
@@ -179,7 +179,7 @@ def test_config_check_names_what_cannot_work(tmp_path: Path, run_cli) -> None:
     assert result.returncode == 1
     assert "subscriptions.0: posts to lark, which has no app configured" in result.stderr
     assert "no GitHub token is set" in result.stderr
-    example = str(Path(__file__).resolve().parents[1] / "prdigest.example.toml")
+    example = str(Path(__file__).resolve().parents[2] / "prdigest.example.toml")
     ok = run_cli("config", "check", "--config", example, env={"GITHUB_TOKEN": "ghp_test"})
     assert ok.returncode == 0, ok.stderr
     assert "1 repositories, 1 subscriptions" in ok.stdout

@@ -1,7 +1,7 @@
 """The LLM's judgement against the rules': labels defined in its prompt, the rules' findings as hints,
 evidence quoted from the PR, foreign PR numbers scrubbed, flat scores refused, the rules' facts kept.
 
-Through the real openai SDK against the local fake server, as tests/test_llm_engine.py does.
+Through the real openai SDK against the local fake server, as tests/analysis/llm/test_llm_engine.py does.
 """
 
 from __future__ import annotations
