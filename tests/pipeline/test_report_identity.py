@@ -1,8 +1,8 @@
 """Speed work must not change a report by one byte: the demo week and a 2,000-PR week, against digests
 of the reports prdigest produced before that work.
 
-A change that means to alter reports updates the digests: `python tests/pipeline/test_report_identity.py` prints
-them (and what each report is).
+A change that means to alter reports updates the digests:
+`python tests/pipeline/test_report_identity.py` prints them (and what each report is).
 """
 
 from __future__ import annotations
