@@ -92,6 +92,16 @@ class AttentionSettings(_Section):
     limit: int = Field(default=10, ge=1, le=100)  # the most a report lists
 
 
+class ChatSettings(_Section):
+    """What chat may cost: a source that keeps a request budget (GitHub) reads at most ``max_sync_days``
+    days for one command, the newest first, and at most ``github_points_per_hour`` points for one chat;
+    the rest of a longer period comes from the cache."""
+
+    max_sync_days: int = Field(default=35, ge=0, le=3660)
+    # GitHub points (GraphQL cost, one a REST request) one chat's commands may spend in an hour.
+    github_points_per_hour: int = Field(default=500, ge=0, le=1_000_000)
+
+
 class AdminSettings(_Section):
     """Who may change subscriptions from chat: user ids per platform."""
 
@@ -196,6 +206,7 @@ class Settings(_Section):
     repos: list[RepoSettings] = []
     attention: AttentionSettings = Field(default_factory=AttentionSettings)
     admins: AdminSettings = Field(default_factory=AdminSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -71,6 +71,8 @@ def lane_of(message: str | Intent, ctx: Context, svc: Services, warm: Collection
     window = window_of(intent, ctx, scope, svc)
     if window is None or coverage.missing(svc.store, scope.repo, window, svc.clock()):
         return SLOW  # days the cache lacks: a source may be read
+    if (window.until - window.since).days + 1 > svc.settings.chat.max_sync_days:
+        return SLOW  # a long period: a report over months of PRs
     if not llm:
         return FAST
     key = ("report", scope.repo, window, scope.lang)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from prdigest.errors import UsageError
@@ -15,6 +17,8 @@ from prdigest.periods import today_in
 from prdigest.pipeline.single import make_report
 from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
+from prdigest.sources.base import Source
+from prdigest.sources.bounded import chat_reads
 from prdigest.storage import coverage
 from prdigest.storage.revision import revision
 from prdigest.storage.subscriptions import list_subscriptions
@@ -35,6 +39,7 @@ class Scope:
     lang: Lang
     tz: str
     subscription: Subscription | None
+    chat: str  # platform:chat id, whose limits its reads count against
 
     @property
     def team(self) -> bool:
@@ -71,7 +76,7 @@ def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) 
     # A repository of the chat's team keeps the team's timezone.
     sub = sub or next((s for s in subs if repo in team_repos(svc.settings, s)), None)
     tz = sub.tz if sub else svc.settings.report.timezone
-    return Scope(repo=repo, lang=lang, tz=tz, subscription=sub)
+    return Scope(repo=repo, lang=lang, tz=tz, subscription=sub, chat=f"{ctx.platform}:{ctx.chat_id}")
 
 
 def _which_of(sub: Subscription, svc: Services, t: dict[str, str]) -> str:
@@ -96,7 +101,13 @@ def week_report(
 ) -> Report:
     """The period's report from the cache, after reading from the source the days the cache lacks (all of
     the period when asked to sync); days no source could give are named in its warnings."""
-    source = svc.source_for(scope.repo)
+    with _reads(svc, scope) as source_for:
+        return _week_report(svc, scope, window, source_for(scope.repo), sync=sync, save=save)
+
+
+def _week_report(
+    svc: Services, scope: Scope, window: Window, source: Source | None, *, sync: bool, save: bool
+) -> Report:
     memo, llm = memo_for(svc.store), svc.settings.llm
     sub = scope.subscription  # its filters and mutes shape the chat's answers as they shape its card
     key = Key(
@@ -134,11 +145,18 @@ def team_report(svc: Services, scope: Scope, window: Window) -> Report:
     """The team digest of the scope's subscription: each repository's report read afresh (as the one
     repository `report` is: synced and saved), combined."""
     assert scope.subscription is not None and scope.team  # resolve(team=True) found the chat's team
-    report = make_team_report(
-        svc.settings, svc.store, scope.subscription, window, now=svc.clock(), source_for=svc.source_for,
-        lang=scope.lang,
-    )  # fmt: skip
+    with _reads(svc, scope) as source_for:
+        report = make_team_report(
+            svc.settings, svc.store, scope.subscription, window, now=svc.clock(), source_for=source_for,
+            lang=scope.lang,
+        )  # fmt: skip
     return scrub_value(report)
+
+
+def _reads(svc: Services, scope: Scope) -> AbstractContextManager[Callable[[str], Source | None]]:
+    """The sources a command reads on the chat's behalf, within [chat] max_sync_days and
+    github_points_per_hour (sources/bounded.py)."""
+    return chat_reads(svc.store, svc.source_for, scope.chat, scope.lang, svc.settings.chat, svc.clock())
 
 
 def _reusable(report: Report, llm: bool) -> bool:

@@ -78,6 +78,11 @@ class Source(Protocol):
         cannot tell (a clone knows nothing of open PRs)."""
         return None
 
+    def points_spent(self) -> int:
+        """The request points the source has spent so far (GitHub's rate-limit cost); 0 for one that
+        costs none."""
+        return 0
+
     def repo_file(self) -> str | None:
         """The text of the repository's own ``.prdigest.toml``: "" when it has none, None when the
         source cannot read it."""

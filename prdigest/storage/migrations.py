@@ -309,3 +309,9 @@ def m018_revision_of_dismissals_and_repo_files(db: Database) -> None:
     # built again. A re-read of an unchanged .prdigest.toml (every report reads it) leaves it alone.
     _revision_triggers(db, "dismissals", None)
     _revision_triggers(db, "repo_files", "text")
+
+
+@migration
+def m019_chat_points(db: Database) -> None:
+    # The GitHub points each chat's commands spent, by the hour (UTC): [chat] github_points_per_hour.
+    db.table("chat_points").create({"chat": str, "hour": str, "points": int}, pk=("chat", "hour"))

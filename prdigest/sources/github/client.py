@@ -122,6 +122,7 @@ class GitHubClient:
         self.requests: Counter[str] = Counter()  # requests sent, by purpose ("sync", "diff")
         self.budgets: dict[str, RateBudget] = {}  # by resource: "graphql", "core"
         self._costs: dict[str, int] = {}  # last cost GitHub charged for each query
+        self.points = 0  # rate-limit points spent: each query's GraphQL cost, one a REST request
 
     # --- requests -------------------------------------------------------------
 
@@ -135,8 +136,10 @@ class GitHubClient:
         )
         data = body.get("data") or {}
         errors = body.get("errors") or []
-        if isinstance(data.get("rateLimit"), dict):
-            self._note_rate_limit(query, data["rateLimit"])
+        rate = data.get("rateLimit")
+        if isinstance(rate, dict):
+            self._note_rate_limit(query, rate)
+        self.points += rate["cost"] if isinstance(rate, dict) and isinstance(rate.get("cost"), int) else 1
         if any(e.get("type") == "RATE_LIMITED" for e in errors):
             raise GitHubRateLimited(f"GitHub's GraphQL rate limit is spent: {self._budget_text('graphql')}")
         return data, errors
@@ -161,6 +164,8 @@ class GitHubClient:
             count_github_request(purpose, "unreachable")
             raise self._transport_error(exc) from None
         count_github_request(purpose, "ok")
+        if resource != "graphql":  # a GraphQL query's cost is in its answer
+            self.points += 1
         self._note_headers(headers, resource)
         return headers, body
 

@@ -137,6 +137,9 @@ class GitHubSource(Source):
     def repo_file(self) -> str | None:
         return self._open_state().repo_file
 
+    def points_spent(self) -> int:
+        return self.client.points
+
     def _open_state(self) -> OpenState:
         from prdigest.sources.github.open_prs import read_open
 
