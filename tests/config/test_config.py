@@ -129,7 +129,19 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
     assert settings.subscriptions[0].platform == "console" and settings.subscriptions[0].day == "mon"
     assert settings.llm is None  # no model named: the rules engine only
     tables = {line.strip("[] \n") for line in example.read_text().splitlines() if line.startswith("[")}
-    documented = {"storage", "report", "github", "attention", "llm", "lark", "slack", "web", "log", "admins"}
+    documented = {
+        "storage",
+        "report",
+        "github",
+        "attention",
+        "chat",
+        "llm",
+        "lark",
+        "slack",
+        "web",
+        "log",
+        "admins",
+    }
     documented |= {"repos"}
     documented |= {
         "subscriptions",
