@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING, cast
 
 from prdigest.i18n import texts
@@ -105,16 +106,15 @@ def chat_reads(
     """The sources one command of ``chat`` reads (``source_for``'s, bounded where they cost a request
     budget); the points they spent are counted against the chat's hour when the command is done."""
     made: list[BoundedSource] = []
-    left = limits.github_points_per_hour - chat_points.spent(store, chat, now)
+    # What the chat spent before this command: read once, and only by a command with a remote source.
+    earlier = cache(lambda: chat_points.spent(store, chat, now))
 
     def bounded_for(repo: str) -> Source | None:
         source = source_for(repo)
         if source is None or source.reads_history:
             return source
-        spent = sum(b.spent for b in made)
-        made.append(
-            BoundedSource(source, lang, limits.max_sync_days, left - spent, limits.github_points_per_hour)
-        )
+        left = limits.github_points_per_hour - earlier() - sum(b.spent for b in made)
+        made.append(BoundedSource(source, lang, limits.max_sync_days, left, limits.github_points_per_hour))
         # A Source by structure: the protocol's class attributes are the wrapped source's, per instance.
         return cast("Source", made[-1])
 
