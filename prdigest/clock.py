@@ -18,8 +18,6 @@ import os
 import threading
 from datetime import UTC, datetime, timedelta
 
-from prdigest.errors import ConfigError
-
 ENV = "PRDIGEST_NOW"
 
 _lock = threading.Lock()
@@ -59,6 +57,8 @@ def parse_instant(text: str, what: str) -> datetime:
     except ValueError:
         when = None
     if when is None or when.utcoffset() is None:
+        from prdigest.errors import ConfigError  # here: errors loads redaction, which startup can spare
+
         raise ConfigError(
             f"{what} {text!r}: use an ISO datetime with its UTC offset, e.g. 2026-12-06T23:59:40+08:00"
         )
