@@ -230,7 +230,7 @@ def demo_store(tmp_path: Path) -> Iterator[object]:
 def demo_services(settings, store):
     """Services of a chat about the demo week, its clock on the Monday after it."""
     from prdigest.handlers import Services
-    from prdigest.pipeline.single import source_factory
+    from prdigest.sources.registry import source_factory
 
     source = demo_source()
     monday = demo_monday_after()

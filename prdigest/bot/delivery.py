@@ -31,11 +31,12 @@ from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Window, iso_week_label
-from prdigest.pipeline.single import make_report, open_source
+from prdigest.pipeline.single import make_report
 from prdigest.pipeline.team import make_team_report
 from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
+from prdigest.sources.registry import open_source
 from prdigest.storage import Store
 from prdigest.storage.deliveries import (
     Busy,

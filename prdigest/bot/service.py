@@ -24,8 +24,8 @@ from prdigest.config import Settings
 from prdigest.handlers import Services
 from prdigest.logs import adopt_library_loggers
 from prdigest.metrics import Metrics, use
-from prdigest.pipeline.single import source_factory
 from prdigest.redact import secrets_of, use_secrets
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
 from prdigest.subscription import Subscription

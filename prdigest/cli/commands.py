@@ -66,8 +66,9 @@ def report(
 ) -> None:
     """Build the report of a period from a git clone, a fixture or the cache; of several repositories
     (--repo repeated, or --owner), one team digest."""
-    from prdigest.pipeline.single import make_report, open_source
+    from prdigest.pipeline.single import make_report
     from prdigest.pipeline.team import make_team_report
+    from prdigest.sources.registry import open_source
     from prdigest.storage import Store
 
     settings = settings_from(config, db)
@@ -266,7 +267,7 @@ def chat(
     """Chat with prdigest in the terminal, with the commands of Lark and Slack, as an admin."""
     from rich.console import Console
 
-    from prdigest.pipeline.single import open_source
+    from prdigest.sources.registry import open_source
     from prdigest.storage import Store
 
     settings = settings_from(config, db)
@@ -281,8 +282,8 @@ def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None
 
     from prdigest.bot.console import run_console
     from prdigest.handlers import Services
-    from prdigest.pipeline.single import source_factory
     from prdigest.sources.fixture import FixtureSource
+    from prdigest.sources.registry import source_factory
 
     services["default_repo"] = services.get("default_repo") or (source.repo if source else None)
     if isinstance(source, FixtureSource) and source.window is not None:

@@ -136,7 +136,7 @@ def preview(
     from prdigest.handlers.preview import preview_reports, preview_text
     from prdigest.models import zone
     from prdigest.periods import parse_date
-    from prdigest.pipeline.single import open_source
+    from prdigest.sources.registry import open_source
     from prdigest.storage import Store
 
     if not REPO_NAME.fullmatch(repo):

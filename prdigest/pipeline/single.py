@@ -33,8 +33,6 @@ from prdigest.models import (
 from prdigest.progress import progress
 from prdigest.sources.attention import read_attention
 from prdigest.sources.base import BatchHook, Source
-from prdigest.sources.registry import open_source as open_source  # the CLI's, chat's and delivery's
-from prdigest.sources.registry import source_factory as source_factory
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription

@@ -12,8 +12,9 @@ from prdigest.config import Settings
 from prdigest.errors import SourceError
 from prdigest.i18n import texts
 from prdigest.models import Report, Window
-from prdigest.pipeline.single import collector_paused, make_report, source_factory
+from prdigest.pipeline.single import collector_paused, make_report
 from prdigest.sources.base import Source
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
 from prdigest.subscription import Subscription
 

@@ -16,10 +16,10 @@ from prdigest.handlers import Context, Services, handle
 from prdigest.handlers.commands import COMMANDS
 from prdigest.i18n import texts
 from prdigest.models import Window
-from prdigest.pipeline.single import source_factory
 from prdigest.render.markdown import escape
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.sources.git.source import GitSource
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions
 

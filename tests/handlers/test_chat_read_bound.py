@@ -17,9 +17,9 @@ from prdigest.handlers import Context, Services, handle
 from prdigest.handlers.lanes import lane_of
 from prdigest.i18n import texts
 from prdigest.models import Window
-from prdigest.pipeline.single import source_factory
 from prdigest.sources.bounded import BoundedSource, chat_reads
 from prdigest.sources.git.source import GitSource
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store, chat_points
 
 REPO = "acme/huge"

@@ -11,7 +11,7 @@ from test_team_digest import NOW, REPOS, build_clone, team_settings
 
 from prdigest.config import check_settings, load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.pipeline.single import source_factory
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import list_subscriptions
 

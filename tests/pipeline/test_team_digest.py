@@ -19,9 +19,10 @@ from prdigest.bot.delivery import ConsoleDeliverer, deliver_subscription
 from prdigest.config import Settings, load_settings
 from prdigest.errors import SourceError
 from prdigest.models import Report, Stats, Trend, Window
-from prdigest.pipeline.single import make_report, source_factory
+from prdigest.pipeline.single import make_report
 from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.sources.base import Source
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import save_subscription
 from prdigest.subscription import Subscription

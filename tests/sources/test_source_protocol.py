@@ -12,10 +12,11 @@ from prdigest.bot.delivery import deliver_subscription
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
 from prdigest.models import PullRequest, Report, Window
-from prdigest.pipeline.single import make_report, source_factory
+from prdigest.pipeline.single import make_report
 from prdigest.sources import registry
 from prdigest.sources.base import Source
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
 

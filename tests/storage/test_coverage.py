@@ -15,12 +15,13 @@ from prdigest.analysis.history import chart_periods
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
 from prdigest.models import Report, Window
-from prdigest.pipeline.single import make_report, read_window, source_factory
+from prdigest.pipeline.single import make_report, read_window
 from prdigest.render.lark import render_lark_thread
 from prdigest.render.slack import render_slack_thread
 from prdigest.sources.git.source import GitSource
 from prdigest.sources.github.source import ClientOptions, GitHubClient, GitHubSource
 from prdigest.sources.github.sync import sync
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
 
