@@ -227,16 +227,32 @@ def demo_store(tmp_path: Path) -> Iterator[object]:
     store.close()
 
 
+def open_access(settings):
+    """The settings of a single team's install ([access] open): every chat sees every repository. For
+    tests of other things than who sees what (tests/handlers/test_access.py)."""
+    from prdigest.config import AccessSettings
+
+    return settings.model_copy(update={"access": AccessSettings(open=True)})
+
+
+def subscribe(store, platform: str, chat_id: str, repo: str, **fields):
+    """A chat's subscription of ``repo``, as an admin's `subscribe` would save it."""
+    from prdigest.storage.subscriptions import save_subscription
+    from prdigest.subscription import Subscription
+
+    return save_subscription(store, Subscription(platform=platform, chat_id=chat_id, repo=repo, **fields))
+
+
 def demo_services(settings, store):
-    """Services of a chat about the demo week, its clock on the Monday after it."""
+    """Services of a chat about the demo week in a single team's install, its clock on the Monday after it."""
     from prdigest.handlers import Services
     from prdigest.sources.registry import source_factory
 
     source = demo_source()
     monday = demo_monday_after()
     return Services(
-        settings=settings, store=store, default_repo=source.repo, source_for=source_factory(settings, source),
-        clock=lambda: monday,
+        settings=open_access(settings), store=store, default_repo=source.repo,
+        source_for=source_factory(settings, source), clock=lambda: monday,
     )  # fmt: skip
 
 

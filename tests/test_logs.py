@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import subscribe
 
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.config import load_settings
@@ -39,7 +40,8 @@ def test_json_lines_with_timings_and_no_secret(tmp_path: Path) -> None:
     try:
         store = Store(tmp_path / "logs.db")
         store.upsert_prs(FixtureSource(demo_fixture_path()).prs)
-        core = BotCore(Services(settings=settings, store=store, default_repo="acme-ml/trainer"))
+        subscribe(store, "slack", "C1", "acme-ml/trainer")
+        core = BotCore(Services(settings=settings, store=store))
         event = Inbound(platform="slack", event_id="E1", chat_id="C1", user_id="U1", text="top 3 2026-W37")
         future = core.submit(event, lambda reply: None)
         assert future is not None

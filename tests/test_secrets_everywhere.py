@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import subscribe
 
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.bot.pages import report_pages
 from prdigest.cli.commands import cli
-from prdigest.config import WebSettings, load_settings
+from prdigest.config import Settings, WebSettings, load_settings
 from prdigest.errors import ConfigError, SourceError
 from prdigest.handlers import Context, Reply, Services, handle
 from prdigest.logs import setup_logging
@@ -131,6 +132,7 @@ def test_a_github_error_quoting_the_secrets_reaches_no_chat_reply(env: dict[str,
         assert_clean(reply.model_dump_json())
         assert reply.kind in ("error", "text")
     posted: list[Reply] = []  # what a chat adapter is handed to post
+    subscribe(store, "slack", "C1", REPO)
     core = BotCore(svc)
     event = Inbound(
         platform="slack", event_id="E1", chat_id="C1", user_id="U1", text=f"report {REPO} 2026-W37"
@@ -275,7 +277,8 @@ def test_no_secret_on_a_report_page(tmp_path: Path) -> None:
     report_id = store.save_report(planted.model_copy(update={"id": None}))
     seen: list[str] = []
     environ = {"PATH_INFO": f"/reports/{page_token(store, report_id)}", "REQUEST_METHOD": "GET"}
-    page = b"".join(report_pages(store, WebSettings())(environ, lambda status, headers: seen.append(status)))
+    app = report_pages(store, Settings(web=WebSettings()))
+    page = b"".join(app(environ, lambda status, headers: seen.append(status)))
     assert seen == ["200 OK"] and b"<html" in page.lower()
     assert_clean(page.decode())
     store.close()

@@ -9,7 +9,7 @@ that takes over a half-posted delivery posts only the replies the thread lacks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prdigest.models import Report
@@ -17,7 +17,8 @@ from prdigest.models import Report
 if TYPE_CHECKING:
     pass
 
-ReportUrl = Callable[[Report, str], str | None]  # (report, chat id): a page's link for that chat
+# (report, chat id, who the page is for: "chat" or "asker"): a page's link for that chat.
+ReportUrl = Callable[[Report, str, str], str | None]
 
 
 class ChatAdapter(Protocol):
@@ -69,6 +70,11 @@ class ChatAdapter(Protocol):
 
     def update_thread_reply(self, chat_id: str, message_id: str, message: dict[str, Any], key: str) -> None:
         """Redraw a posted thread reply in place, keeping its ``key``."""
+        ...
+
+    def member_chats(self, user_id: str, chat_ids: Collection[str]) -> set[str] | None:
+        """The chats among ``chat_ids`` that ``user_id`` is in; None when the platform does not say
+        (the app lacks the permission)."""
         ...
 
 

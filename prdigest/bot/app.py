@@ -32,6 +32,7 @@ from prdigest.i18n import detect_lang, texts
 from prdigest.models import Window
 from prdigest.render.views import ActionValue
 from prdigest.storage.cards import card_of
+from prdigest.storage.direct_chats import is_direct, remember_direct
 from prdigest.storage.events import claim_event
 
 log = logging.getLogger("prdigest.bot")
@@ -56,9 +57,14 @@ class Inbound(BaseModel):
     thread_id: str | None = None  # where the answer goes: a Slack thread_ts, a Lark message id
     card_id: str | None = None  # the bot's card a message answers in the thread of, if any
     message_id: str | None = None  # the card a button sits on, to update it
+    direct: bool = False  # a direct message (a Lark button cannot tell: its chat is looked up)
 
 
 KEY_PRS_SHOWN = 10
+
+
+def _chat(inbound: Inbound) -> tuple[str, str]:
+    return inbound.platform, inbound.chat_id
 
 
 def action_intent(value: dict[str, Any]) -> Intent:
@@ -156,11 +162,14 @@ class BotCore:
             return Intent("help")
 
     def context(self, inbound: Inbound) -> Context:
-        card = card_of(self.services.store, inbound.platform, inbound.chat_id, inbound.card_id)
+        store = self.services.store
+        card = card_of(store, inbound.platform, inbound.chat_id, inbound.card_id)
         return Context(
             platform=inbound.platform,
             chat_id=inbound.chat_id,
             user_id=inbound.user_id,
+            # A button says nothing of its chat: a direct message's first message did (remembered).
+            direct=inbound.direct or (inbound.action is not None and is_direct(store, *_chat(inbound))),
             thread=Thread.model_validate(card) if card else None,
         )
 
@@ -179,6 +188,8 @@ class BotCore:
     def _triage(self, job: _Job) -> None:
         inbound = job.inbound
         try:
+            if inbound.direct:  # for the buttons of the cards answered there
+                remember_direct(self.services.store, *_chat(inbound))
             if not claim_event(self.services.store, inbound.platform, inbound.event_id):
                 log.info("%s event %s was taken already: ignored", inbound.platform, inbound.event_id)
                 if job.notice_timer is not None:

@@ -11,6 +11,10 @@ A page's address holds a random token, never the report's id. A page answers ``4
   with ``PRDIGEST_WEB_SIGNING_KEY``, URL-safe base64. A token alone, or a signature made for
   another chat, answers 403; changing the key withdraws every link. It applies to every page:
   prdigest cannot tell which repositories are private (a clone's visibility is unknown to it).
+
+Either way a page follows ``[access]`` (handlers/access.py): one answered in a chat on the strength of
+its subscriptions opens only while they cover the report's repository (403 after an unsubscribe); one
+granted to its asker (an admin, a direct message's asker) opens by its link alone.
 """
 
 from __future__ import annotations
@@ -27,16 +31,21 @@ from urllib.parse import parse_qs, urlencode
 from prdigest.clock import utc_now
 from prdigest.config import Settings, WebSettings
 from prdigest.errors import ConfigError
+from prdigest.handlers.access import covers
 from prdigest.storage import Store
-from prdigest.storage.deliveries import page_token, report_page
+from prdigest.storage.deliveries import ReportPage, Viewer, page_token, report_page
+from prdigest.storage.subscriptions import list_subscriptions
 
 log = logging.getLogger("prdigest.web")
 
 Clock = Callable[[], datetime]
 
 
-def report_pages(store: Store, web: WebSettings, now: Clock = utc_now) -> Callable[..., Iterable[bytes]]:
-    """/reports/<token>: the full HTML page of a delivered report, as ``web`` says (expiry, access)."""
+def report_pages(store: Store, settings: Settings, now: Clock = utc_now) -> Callable[..., Iterable[bytes]]:
+    """/reports/<token>: the full HTML page of a delivered report, as ``[web]`` says (expiry, link
+    signatures) and ``[access]``: a page made for a chat's subscriptions opens while they cover its
+    repository."""
+    web = settings.web
     key = signing_key(web)  # "signed" without a key fails here, when the app is made
     ttl = timedelta(days=web.page_ttl_days)
 
@@ -46,7 +55,8 @@ def report_pages(store: Store, web: WebSettings, now: Clock = utc_now) -> Callab
         from prdigest.render.html import render_html
 
         token = environ.get("PATH_INFO", "").removeprefix("/reports/").strip("/")
-        if key is not None and not _signed(key, token, parse_qs(environ.get("QUERY_STRING", ""))):
+        query = parse_qs(environ.get("QUERY_STRING", ""))
+        if key is not None and not _signed(key, token, query):
             log.info("refused a report page: its link is not signed for a chat")  # no token, no signature
             return _text(
                 start_response, "403 Forbidden", "this page opens only from the link posted in its chat"
@@ -55,6 +65,13 @@ def report_pages(store: Store, web: WebSettings, now: Clock = utc_now) -> Callab
         report = store.get_report(page.report_id) if page is not None else None
         if page is None or report is None:
             return _text(start_response, "404 Not Found", "no such report")
+        signed_for = query["chat"][0] if key is not None else None
+        if not _open_to(store, settings, page, report.repo, signed_for):
+            log.info("refused a report page: its link's chat does not subscribe to %s", report.repo)
+            message = (
+                "this page is not open to this link's chat: it does not subscribe to the report's repository"
+            )
+            return _text(start_response, "403 Forbidden", message)
         if now() - page.created_at > ttl:
             return _text(
                 start_response,
@@ -67,13 +84,16 @@ def report_pages(store: Store, web: WebSettings, now: Clock = utc_now) -> Callab
     return app
 
 
-def page_link(settings: Settings, store: Store, report_id: int | None, chat_id: str) -> str | None:
+def page_link(
+    settings: Settings, store: Store, report_id: int | None, chat_id: str, viewer: Viewer = "chat"
+) -> str | None:
     """The address of a report's page as posted to ``chat_id``, signed when ``page_access`` is "signed";
-    None without a public URL or a saved report. Each call makes a new link (its own expiry)."""
+    None without a public URL or a saved report. Each call makes a new link (its own expiry). ``viewer``:
+    what granted the answer, the chat's subscriptions or the asker (storage/deliveries.py)."""
     if not settings.public_url or report_id is None:
         return None
     key = signing_key(settings.web)
-    token = page_token(store, report_id)
+    token = page_token(store, report_id, chat_id, viewer)
     url = f"{settings.public_url.rstrip('/')}/reports/{token}"
     if key is None:
         return url
@@ -94,6 +114,18 @@ def signature(key: bytes, token: str, chat_id: str) -> str:
     # The token is URL-safe base64 (no newline): "token\nchat" names one pair only.
     digest = hmac.new(key, f"{token}\n{chat_id}".encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def _open_to(store: Store, settings: Settings, page: ReportPage, repo: str, signed_for: str | None) -> bool:
+    """Whether the page's chat may still read it: its own link (when signed), granted to the asker or
+    covered by its subscriptions."""
+    if page.chat_id is None:  # made before pages named their chat
+        return True
+    if signed_for is not None and signed_for != page.chat_id:
+        return False
+    if settings.access.open or page.viewer == "asker":
+        return True
+    return any(covers(s, repo) for s in list_subscriptions(store, chat_id=page.chat_id))
 
 
 def _signed(key: bytes, token: str, query: dict[str, list[str]]) -> bool:

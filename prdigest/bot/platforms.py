@@ -23,7 +23,9 @@ def page_urls(settings: Settings, core: BotCore | None) -> ReportUrl | None:
     from prdigest.bot.pages import page_link
 
     store = core.services.store
-    return lambda report, chat_id: page_link(settings, store, report.id, chat_id)
+    return lambda report, chat_id, viewer: page_link(
+        settings, store, report.id, chat_id, "asker" if viewer == "asker" else "chat"
+    )
 
 
 def chat_adapters(

@@ -16,6 +16,7 @@ from prdigest.bot.adapters import ChatAdapter
 from prdigest.bot.app import BotCore
 from prdigest.bot.connector import Connector
 from prdigest.bot.delivery import ConsoleDeliverer, Deliverer
+from prdigest.bot.membership import Lookup, Membership
 from prdigest.bot.pages import report_pages
 from prdigest.bot.readiness import Readiness, database_check, last_delivery_check, scheduler_check
 from prdigest.bot.scheduler import WeeklyScheduler
@@ -55,7 +56,7 @@ class Service:
         self.metrics = Metrics()
         use(self.metrics)  # this service's registry: counted into from now on, shown at /metrics
         self.web = WebApp()
-        self.web.mount("/reports", report_pages(store, settings.web))
+        self.web.mount("/reports", report_pages(store, settings))
         self.web.mount("/metrics", self.metrics.wsgi_app)
         self.services = Services(settings=settings, store=store, source_for=source_factory(settings))
         self.core = BotCore(self.services)
@@ -77,10 +78,13 @@ class Service:
     def _add_adapters(self) -> None:
         from prdigest.bot.platforms import chat_adapters
 
+        lookups: dict[str, Lookup] = {}
         for platform, adapter, deliverer in chat_adapters(self.settings, self.core, self.web):
             self.adapters.append(adapter)
             self.connectors.append(Connector(platform, adapter))
             self.deliverers[platform] = deliverer
+            lookups[platform] = adapter.member_chats
+        self.services.member_chats = Membership(lookups)
 
     def start(self) -> tuple[str, int]:
         sync_config_subscriptions(self.settings, self.store)

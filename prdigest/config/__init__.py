@@ -22,6 +22,7 @@ from prdigest.config.locate import describe, locate_key
 from prdigest.config.models import (
     DEFAULT_DB,
     REPO_NAME,
+    AccessSettings,
     AdminSettings,
     ChatSettings,
     GithubSettings,
@@ -44,6 +45,7 @@ from prdigest.subscription import Subscription
 __all__ = [
     "DEFAULT_DB",
     "REPO_NAME",
+    "AccessSettings",
     "AdminSettings",
     "ChatSettings",
     "GithubSettings",

@@ -102,6 +102,14 @@ class ChatSettings(_Section):
     github_points_per_hour: int = Field(default=500, ge=0, le=1_000_000)
 
 
+class AccessSettings(_Section):
+    """Who sees which repository in chat. Closed (the default): a chat sees the repositories its
+    subscriptions cover, a direct message those of the chats its user is in, an admin every one.
+    ``open``: every chat sees every repository (a single team's install)."""
+
+    open: bool = False
+
+
 class AdminSettings(_Section):
     """Who may change subscriptions from chat: user ids per platform."""
 
@@ -206,6 +214,7 @@ class Settings(_Section):
     repos: list[RepoSettings] = []
     attention: AttentionSettings = Field(default_factory=AttentionSettings)
     admins: AdminSettings = Field(default_factory=AdminSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)

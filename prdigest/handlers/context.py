@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
@@ -29,6 +29,8 @@ class Context(BaseModel):
     platform: Literal["lark", "slack", "console"]
     chat_id: str
     user_id: str
+    # A direct message: the asker sees the repositories of the chats they are in (handlers/access.py).
+    direct: bool = False
     # A language forced by the caller (the console's --lang); else the message's own (see dispatch).
     lang: Literal["zh", "en"] | None = None
     # Follow-ups in a card's thread take its repository and period unless they name others.
@@ -44,6 +46,9 @@ class Services:
     # Where to read a repository's PRs that the cache lacks; None: the cache is all there is.
     source_for: Callable[[str], Source | None] = lambda repo: None
     clock: Callable[[], datetime] = field(default=utc_now)
+    # (platform, user id, chat ids): the chats among those the user is in; None when the platform
+    # cannot say (the app lacks the permission, or no adapter of the platform runs).
+    member_chats: Callable[[str, str, Collection[str]], set[str] | None] = lambda *_: None
     # Called after a chat command changed the subscriptions (the scheduler rebuilds its jobs).
     on_subscriptions_changed: Callable[[], None] = lambda: None
 

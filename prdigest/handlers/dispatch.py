@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 from prdigest.errors import PrdigestError
+from prdigest.handlers.access import chat_sees
 from prdigest.handlers.commands import Intent, clean, spec
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
@@ -41,6 +42,8 @@ def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
     observe_command(command, "error" if reply.kind == "error" else "ok", time.perf_counter() - started)
     if reply.report is None:
         return scrub_value(reply)
+    if not chat_sees(svc, ctx, reply.report.repo):  # its page is the asker's, not the chat's
+        reply = reply.model_copy(update={"page_viewer": "asker"})
     # Its report was scrubbed as it was built (scope.week_report): walking a large week's every string
     # again on each reply made a cached reply of 2,000 PRs take a second.
     return scrub_value(reply.model_copy(update={"report": None})).model_copy(update={"report": reply.report})

@@ -49,6 +49,8 @@ def lane_of(message: str | Intent, ctx: Context, svc: Services, warm: Collection
         return SLOW if llm else FAST  # without an LLM, a full-text search of the cache
     if command not in CACHED_REPORT and command != "explain":
         return SLOW  # report: a sync and a whole report
+    if ctx.direct:
+        return SLOW  # what a direct message sees waits for the platform's word on the asker's chats
     try:
         scope = resolve(intent, ctx, svc)
     except Answer:

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from prdigest.config import Settings
 from prdigest.errors import UsageError
+from prdigest.handlers.access import refusal, seen, sees_all
 from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
@@ -85,6 +86,9 @@ def preview(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lang = intent.lang
     if intent.repo is None:
         return text_reply("text", lang, texts(lang)["preview_needs_repo"])
+    # A look at a repository the chat does not subscribe to reads GitHub for a stranger: admins only.
+    if not sees_all(ctx, svc) and refusal(ctx, seen(ctx, svc), intent.repo, lang) is not None:
+        return text_reply("refusal", lang, texts(lang)["access_preview"].format(repo=intent.repo))
     reports = preview_reports(
         svc.settings, svc.store, svc.source_for(intent.repo), intent.repo, lang, svc.clock()
     )

@@ -33,3 +33,6 @@ class Reply(BaseModel):
     subscriptions: list[Subscription] = []
     # PR numbers an answer cites (free questions), all of them in the cache.
     cited: list[int] = []
+    # Who the answer's report page is for: the chat its subscriptions let see it, or only the asker
+    # (an admin, a direct message): set by handlers.dispatch, kept with the page (bot/pages.py).
+    page_viewer: Literal["chat", "asker"] = "chat"

@@ -7,6 +7,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from prdigest.errors import UsageError
+from prdigest.handlers.access import refusal, seen, sees_all
 from prdigest.handlers.commands import Intent, Lang
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
@@ -21,7 +22,6 @@ from prdigest.sources.base import Source
 from prdigest.sources.bounded import chat_reads
 from prdigest.storage import coverage
 from prdigest.storage.revision import revision
-from prdigest.storage.subscriptions import list_subscriptions
 from prdigest.subscription import Subscription
 
 
@@ -55,8 +55,10 @@ def text_reply(kind: str, lang: Lang, text: str, **kw: object) -> Reply:
 def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) -> Scope:
     """The repository named, else the card's the message answers, else the chat's only subscription,
     else the session's default. A team subscription answers for a command that takes one (``team``:
-    the report; the chat's one team, when it has others too); the others ask which of its repositories."""
-    subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
+    the report; the chat's one team, when it has others too); the others ask which of its repositories.
+    A repository the asker may not see here is refused (handlers/access.py)."""
+    found = seen(ctx, svc)
+    subs = found.subscriptions
     lang: Lang = intent.lang
     t = texts(lang)
     repo = intent.repo or (ctx.thread.repo if ctx.thread else None)
@@ -70,6 +72,9 @@ def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) 
         repo = subs[0].repo if subs else svc.default_repo
     if repo is None:
         raise Answer(text_reply("text", lang, t["no_repo"]))
+    refused = None if sees_all(ctx, svc) else refusal(ctx, found, repo, lang)
+    if refused is not None:
+        raise Answer(text_reply("refusal", lang, refused, repo=repo))
     sub = next((s for s in subs if s.repo == repo), None)
     if sub is not None and sub.is_team and not team:
         raise Answer(text_reply("text", lang, _which_of(sub, svc, t)))

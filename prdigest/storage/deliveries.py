@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from prdigest.clock import utc_now
 from prdigest.storage.db import Store
@@ -85,25 +85,36 @@ class Busy(Exception):
         self.row = row
 
 
+Viewer = Literal["chat", "asker"]  # who a page was granted to: the chat's subscriptions, or the asker
+
+
 @dataclass(frozen=True)
 class ReportPage:
     report_id: int
     created_at: datetime  # when its link was made: the page expires counted from then
+    chat_id: str | None = None  # the chat it was made for (None: a page older than the record)
+    viewer: Viewer = "chat"
 
 
-def page_token(store: Store, report_id: int) -> str:
+def page_token(store: Store, report_id: int, chat_id: str | None = None, viewer: Viewer = "chat") -> str:
     token = secrets.token_urlsafe(16)
     with store.writing() as db:
-        db.table("report_pages").insert(
-            {"token": token, "report_id": report_id, "created_at": utc_now().isoformat()}
-        )
+        db.table("report_pages").insert({
+            "token": token, "report_id": report_id, "created_at": utc_now().isoformat(),
+            "chat_id": chat_id, "viewer": viewer,
+        })  # fmt: skip
     return token
 
 
 def report_page(store: Store, token: str) -> ReportPage | None:
     with store.reading() as db:
-        rows = list(db.query("select report_id, created_at from report_pages where token = ?", [token]))
-    return ReportPage(rows[0]["report_id"], datetime.fromisoformat(rows[0]["created_at"])) if rows else None
+        sql = "select report_id, created_at, chat_id, viewer from report_pages where token = ?"
+        rows = list(db.query(sql, [token]))
+    if not rows:
+        return None
+    row = rows[0]
+    viewer: Viewer = "asker" if row["viewer"] == "asker" else "chat"
+    return ReportPage(row["report_id"], datetime.fromisoformat(row["created_at"]), row["chat_id"], viewer)
 
 
 def _delivery(row: dict[str, Any]) -> Delivery:

@@ -315,3 +315,14 @@ def m018_revision_of_dismissals_and_repo_files(db: Database) -> None:
 def m019_chat_points(db: Database) -> None:
     # The GitHub points each chat's commands spent, by the hour (UTC): [chat] github_points_per_hour.
     db.table("chat_points").create({"chat": str, "hour": str, "points": int}, pk=("chat", "hour"))
+
+
+@migration
+def m020_access(db: Database) -> None:
+    # The chats known to be direct messages (a Lark button does not say; its chat's first message did),
+    # and the chat each report page was made for, with how its access was granted: "chat" (the chat's
+    # subscriptions, checked again each time the page is opened) or "asker" (an admin, a direct
+    # message's asker, or [access] open: the link alone).
+    db.table("direct_chats").create({"platform": str, "chat_id": str}, pk=("platform", "chat_id"))
+    db.table("report_pages").add_column("chat_id", str)
+    db.table("report_pages").add_column("viewer", str)

@@ -11,6 +11,7 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from conftest import subscribe
 from pydantic import SecretStr
 
 from prdigest.bot.pages import page_link, report_pages, signature
@@ -36,6 +37,9 @@ def report_id(demo_store: Store) -> int:
         Settings(), demo_store, None, source.window, repo=source.repo, lang="en", use_llm=False
     )
     assert report.id is not None
+    # The chats its links are posted to subscribe to its repository.
+    for platform, chat in (("slack", "C1"), ("slack", "C0SLACK"), ("lark", "oc_team_a")):
+        subscribe(demo_store, platform, chat, source.repo)
     return report.id
 
 
@@ -45,7 +49,7 @@ class Pages:
     def __init__(self, store: Store, web: WebSettings) -> None:
         self.now = utc_now()
         self.app = WebApp()
-        self.app.mount("/reports", report_pages(store, web, now=lambda: self.now))
+        self.app.mount("/reports", report_pages(store, Settings(web=web), now=lambda: self.now))
         host, port = self.app.start("127.0.0.1", 0)
         self.base = f"http://{host}:{port}"
 
@@ -116,7 +120,7 @@ def test_the_default_app_uses_the_default_ttl(demo_store: Store, report_id: int)
     seen: list[str] = []
     environ = {"PATH_INFO": f"/reports/{page_token(demo_store, report_id)}", "REQUEST_METHOD": "GET"}
     later = utc_now() + timedelta(days=91)
-    app = report_pages(demo_store, WebSettings(), now=lambda: later)
+    app = report_pages(demo_store, Settings(), now=lambda: later)
     b"".join(app(environ, lambda status, headers: seen.append(status)))
     assert seen == ["410 Gone"]
 
@@ -165,7 +169,7 @@ def test_a_signed_link_opens_in_its_chat_only(demo_store: Store, report_id: int,
 def test_signed_pages_need_a_key(demo_store: Store) -> None:
     unkeyed = WebSettings(page_access="signed")
     with pytest.raises(ConfigError, match="PRDIGEST_WEB_SIGNING_KEY"):
-        report_pages(demo_store, unkeyed)
+        report_pages(demo_store, Settings(web=unkeyed))
     with pytest.raises(ConfigError, match="PRDIGEST_WEB_SIGNING_KEY"):
         page_link(Settings(public_url=PUBLIC, web=unkeyed), demo_store, 1, "C1")
 

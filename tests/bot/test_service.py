@@ -84,7 +84,7 @@ def test_the_served_pages_follow_the_web_settings(config: Path, tmp_path: Path) 
     store = Store(settings.storage.db)
     source = FixtureSource(demo_fixture_path())
     report = make_report(settings, store, source, source.window, lang="en")
-    link = page_link(settings, store, report.id, "oc_team")
+    link = page_link(settings, store, report.id, "local")  # the chat its subscription posts to
     assert link is not None
     service = Service(settings, store)
     host, port = service.start()

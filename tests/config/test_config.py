@@ -141,6 +141,7 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
         "web",
         "log",
         "admins",
+        "access",
     }
     documented |= {"repos"}
     documented |= {

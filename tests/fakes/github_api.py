@@ -163,6 +163,7 @@ class FakeRepo:
     empty: bool = False  # no commit yet: no default branch, no files
     fork: bool = False
     archived: bool = False
+    private: bool = False  # the bot's token reads it all the same
 
     def add(self, number: int | None = None, **fields: Any) -> FakePR:
         number = number or max(self.prs, default=0) + 1
@@ -880,7 +881,7 @@ class FakeGitHub:
             "name": name,
             "full_name": repo.name,
             "owner": _user_json(owner),
-            "private": False,
+            "private": repo.private,
             "url": f"{self.url}/repos/{repo.name}",
             "html_url": f"https://github.com/{repo.name}",
             "default_branch": "main",

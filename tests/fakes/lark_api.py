@@ -39,6 +39,7 @@ import email.parser
 import hashlib
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -141,6 +142,10 @@ class FakeLark:
         self._cond = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
         self.ws = _LongConnectionServer()
+        # chat id -> its members' open ids (the chats the bot is in); member_scope: whether the app
+        # was granted im:chat.members:read.
+        self.members: dict[str, list[str]] = {}
+        self.member_scope = True
 
     @property
     def url(self) -> str:
@@ -407,6 +412,9 @@ class FakeLark:
             return 400, fault
         if (method, path) == ("POST", "/open-apis/im/v1/files"):
             return self._upload(headers.get("content-type", ""), raw)
+        members = re.fullmatch(r"/open-apis/im/v1/chats/([^/]+)/members", path)
+        if method == "GET" and members is not None:
+            return self._members(members.group(1), query)
         if not path.startswith("/open-apis/im/v1/messages"):
             return 404, _error(404, f"no route {path}")
         segments = path.removeprefix("/open-apis/im/v1/messages").strip("/").split("/")
@@ -423,6 +431,34 @@ class FakeLark:
         if method == "PATCH" and len(segments) == 1:
             return self._patch(segments[0], raw)
         return 404, _error(404, f"no route {method} {path}")
+
+    def _members(self, chat_id: str, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        """GET im/v1/chats/:chat_id/members: a page of the chat's users, as Lark lists them."""
+        if not self.member_scope:
+            return 400, _error(
+                99991672,
+                "Access denied. One of the following scopes is required: "
+                "[im:chat:readonly, im:chat.members:read].",
+            )
+        if chat_id not in self.members:
+            return 400, _error(232011, "Operator can NOT be out of the chat.")
+        if query.get("member_id_type", ["open_id"]) != ["open_id"]:
+            return 400, _error(99992402, "field validation failed: this fake lists open ids only")
+        size = int(query.get("page_size", ["20"])[0])
+        if not 1 <= size <= 100:
+            return 400, _error(99992402, "field validation failed: page_size must be 1..100")
+        start = int(query.get("page_token", ["0"])[0] or 0)
+        ids = self.members[chat_id]
+        page = ids[start : start + size]
+        more = start + size < len(ids)
+        items = [{"member_id_type": "open_id", "member_id": i, "name": i, "tenant_key": "fake"} for i in page]
+        data = {
+            "items": items,
+            "page_token": str(start + size) if more else "",
+            "has_more": more,
+            "member_total": len(ids),
+        }
+        return 200, {"code": 0, "msg": "success", "data": data}
 
     def _tenant_token(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if (body.get("app_id"), body.get("app_secret")) != (self.app_id, self.app_secret):

@@ -20,6 +20,7 @@ The second half builds correctly signed HTTP requests, as Slack sends them in HT
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import itertools
@@ -104,6 +105,9 @@ class FakeSlack:
     uploads: dict[str, Upload] = field(default_factory=dict)
     responses: list[tuple[str, Json]] = field(default_factory=list)  # (response_url id, body)
     acks: dict[str, Json] = field(default_factory=dict)  # envelope id -> the client's ack
+    # channel id -> its members' user ids (users.conversations); scopes: the token's.
+    members: dict[str, set[str]] = field(default_factory=dict)
+    scopes: set[str] = field(default_factory=lambda: {"chat:write", "channels:read", "groups:read"})
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -304,6 +308,44 @@ class FakeSlack:
             "bot_id": BOT_ID,
         }
 
+    def _user_conversations(self, args: Json) -> Json:
+        """users.conversations of ``user``: the channels of ``types`` they are in, a cursor's page at
+        a time (``limit``, at most 1,000), as Slack lists them; missing_scope without channels:read
+        and groups:read."""
+        needed = {"channels:read", "groups:read"} - self.scopes
+        if needed:
+            provided = ",".join(sorted(self.scopes))
+            return {
+                "ok": False,
+                "error": "missing_scope",
+                "needed": ",".join(sorted(needed)),
+                "provided": provided,
+            }
+        user = args.get("user") or BOT_USER
+        if user != BOT_USER and not str(user).startswith(("U", "W")):
+            return {"ok": False, "error": "user_not_found"}
+        types = set(str(args.get("types") or "public_channel").split(","))
+        if not types <= {"public_channel", "private_channel", "mpim", "im"}:
+            return {"ok": False, "error": "invalid_types"}
+        channels = sorted(c for c, users in self.members.items() if user in users)
+        channels = [
+            c for c in channels if ("private_channel" if c.startswith("G") else "public_channel") in types
+        ]
+        limit = min(int(args.get("limit") or 100), 1000)
+        start = (
+            int(base64.b64decode(args["cursor"]).decode().removeprefix("next:")) if args.get("cursor") else 0
+        )
+        page = channels[start : start + limit]
+        more = start + limit < len(channels)
+        cursor = base64.b64encode(f"next:{start + limit}".encode()).decode() if more else ""
+        return {
+            "ok": True,
+            "channels": [
+                {"id": c, "is_channel": not c.startswith("G"), "is_private": c.startswith("G")} for c in page
+            ],
+            "response_metadata": {"next_cursor": cursor},
+        }
+
     def _post_message(self, args: Json) -> Json:
         if not args.get("channel"):
             return {"ok": False, "error": "channel_not_found"}
@@ -393,6 +435,7 @@ class FakeSlack:
 
 _METHODS: dict[str, Callable[[FakeSlack, Json], Json]] = {
     "auth.test": FakeSlack._auth_test,
+    "users.conversations": FakeSlack._user_conversations,
     "chat.postMessage": FakeSlack._post_message,
     "chat.update": FakeSlack._update,
     "conversations.history": FakeSlack._history,

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import commit, new_repo
+from conftest import commit, new_repo, subscribe
 from fakes.github_api import TOKEN, FakeGitHub, FakeRepo
 
 from prdigest.config import ChatSettings, load_settings
@@ -36,6 +36,8 @@ def services(fake: FakeGitHub, tmp_path: Path, extra: str = "") -> Services:
     config.write_text('[report]\ntimezone = "UTC"\nlanguage = "en"\n' + extra)
     settings = load_settings(config, env={"GITHUB_TOKEN": TOKEN, "PRDIGEST_GITHUB_URL": fake.url})
     store = Store(tmp_path / "cache.db")
+    for ctx in (ASKER, TEAM):  # two chats of the same repository: one member's request, the team's week
+        subscribe(store, ctx.platform, ctx.chat_id, REPO, tz="UTC")
     return Services(settings=settings, store=store, default_repo=REPO, source_for=source_factory(settings),
                     clock=lambda: MONDAY)  # fmt: skip
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import demo_monday_after, demo_source
+from conftest import demo_monday_after, demo_source, open_access
 from fakes.openai_api import KEY, FakeOpenAI, Reply, Request, prdigest_answers
 
 from prdigest.bot.app import BotCore, Inbound
@@ -73,7 +73,10 @@ def services(store: Store, llm: HangingLLM | None = None) -> Services:
         }
     monday = demo_monday_after()
     return Services(
-        settings=load_settings(env=env), store=store, default_repo=DEMO.repo, clock=lambda: monday
+        settings=open_access(load_settings(env=env)),
+        store=store,
+        default_repo=DEMO.repo,
+        clock=lambda: monday,
     )
 
 
@@ -209,7 +212,10 @@ def test_a_report_the_llm_fell_short_on_stays_in_the_slow_lane(week: Store) -> N
             "PRDIGEST_LLM_API_KEY": KEY,
         }
         svc = Services(
-            settings=load_settings(env=env), store=week, default_repo=DEMO.repo, clock=demo_monday_after
+            settings=open_access(load_settings(env=env)),
+            store=week,
+            default_repo=DEMO.repo,
+            clock=demo_monday_after,
         )
         core = BotCore(svc)
         try:

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, date, datetime
 
 import pytest
-from conftest import demo_services
+from conftest import demo_services, open_access
 from fakes.openai_api import Reply as FakeReply
 from fakes.openai_api import prdigest_answers
 
@@ -177,7 +177,7 @@ def llm_services(svc: Services, fake) -> Services:
     env = {"PRDIGEST_LLM_BASE_URL": fake.url, "PRDIGEST_LLM_MODEL": "fake-model",
            "PRDIGEST_LLM_API_KEY": fake.key}  # fmt: skip
     return Services(
-        settings=load_settings(env=env), store=svc.store, default_repo=svc.default_repo,
+        settings=open_access(load_settings(env=env)), store=svc.store, default_repo=svc.default_repo,
         source_for=svc.source_for, clock=svc.clock,
     )  # fmt: skip
 

@@ -11,6 +11,7 @@ answers go back as replies in the message's thread. Every message carries a `uui
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from prdigest.bot.adapters import ReportUrl
@@ -65,7 +66,7 @@ class LarkBot:
             raise ConfigError("Lark HTTP events need PRDIGEST_LARK_VERIFICATION_TOKEN")
         self.core = core
         self.mode = cfg.mode
-        self._report_url_for = report_url_for or (lambda report, chat_id: None)
+        self._report_url_for = report_url_for or (lambda report, chat_id, viewer: None)
         app_id, secret, domain = cfg.app_id, cfg.app_secret.get_secret_value(), cfg.domain.rstrip("/")
         self.out = LarkOutbound(app_id, secret, domain)
         self.client = self.out.client
@@ -133,6 +134,22 @@ class LarkBot:
 
     # --- events ---------------------------------------------------------------------
 
+    def member_chats(self, user_id: str, chat_ids: Collection[str]) -> set[str] | None:
+        """Each chat's member list read (Lark has no list of a user's chats for a bot); a chat whose list
+        is refused is left out, and None when every one is (the app lacks im:chat.members:read)."""
+        found: set[str] = set()
+        refused = 0
+        for chat_id in sorted(chat_ids):
+            try:
+                members = self.out.chat_member_ids(chat_id)
+            except LarkError as exc:
+                log.warning("Lark: could not read the members of %s: %s", chat_id, exc)
+                refused += 1
+                continue
+            if user_id in members:
+                found.add(chat_id)
+        return None if chat_ids and refused == len(chat_ids) else found
+
     def _on_message(self, data: P2ImMessageReceiveV1) -> None:
         inbound = message_inbound(data, self.bot_open_id)
         if inbound is None or self.core is None:
@@ -160,7 +177,11 @@ class LarkBot:
         """Post a Reply (in ``thread``, else in the chat); a report without a page also goes as a Markdown
         file. A card about a report is remembered, itself and as the latest of its thread (``root``),
         for the follow-ups there."""
-        report_url = self._report_url_for(reply.report, chat_id) if reply.report is not None else None
+        report_url = (
+            self._report_url_for(reply.report, chat_id, reply.page_viewer)
+            if reply.report is not None
+            else None
+        )
         message_id = self.post_reply(chat_id, thread, lark_payload(reply, report_url), f"{key}:answer")
         if reply.report is not None and self.core is not None:
             for card in {message_id, root or message_id}:

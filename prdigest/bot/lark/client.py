@@ -31,6 +31,7 @@ from prdigest.bot.lark.sdk import (
     AccessTokenType,
     BaseRequest,
     BaseResponse,
+    ChatMembers,
     Config,
     CreateFileRequest,
     CreateFileRequestBody,
@@ -63,6 +64,8 @@ PROBE_TIMEOUT_S = 3  # a readiness probe's call
 FIND_DAYS = 14
 FIND_MESSAGES = 1000
 HISTORY_PAGE = 50  # Lark's maximum page size of im.v1 message list
+MEMBER_PAGE = 100  # Lark's maximum page size of a chat's member list
+MEMBER_PAGES = 50  # a chat of more than 5,000 members: the rest are not looked at
 # Lark's codes for "too many requests" (the app's and the chat's rate limits).
 RATE_LIMITED = (99991400, 230020)
 
@@ -114,11 +117,12 @@ def key_in(content: str | None, key: str) -> bool:
 
 
 class ImV1:
-    """The resources of the SDK's ``im.v1`` service that prdigest uses: messages and files."""
+    """The resources of the SDK's ``im.v1`` service that prdigest uses: messages, files, chat members."""
 
     def __init__(self, config: Any):
         self.message = Message(config)
         self.file = File(config)
+        self.chat_members = ChatMembers(config)
 
 
 class Im:
@@ -323,6 +327,28 @@ class LarkOutbound:
         request = CreateFileRequest.builder().request_body(body).build()
         answer = self.call("upload the report file", lambda: self.client.im.v1.file.create(request))
         return str(answer.data.file_key)
+
+    def chat_member_ids(self, chat_id: str) -> set[str]:
+        """The open ids of a chat's members (im.v1 chat members: im:chat:readonly or
+        im:chat.members:read), a page at a time."""
+        from lark_oapi.api.im.v1.model.get_chat_members_request import GetChatMembersRequest  # after lark_sdk
+
+        found: set[str] = set()
+        token = ""
+        for _ in range(MEMBER_PAGES):
+            builder = GetChatMembersRequest.builder().chat_id(chat_id).member_id_type("open_id")
+            builder = builder.page_size(MEMBER_PAGE)
+            if token:
+                builder = builder.page_token(token)
+            data = self._members(builder.build()).data
+            found.update(str(m.member_id) for m in (data.items if data else None) or [] if m.member_id)
+            token = (data.page_token if data and data.has_more else None) or ""
+            if not token:
+                break
+        return found
+
+    def _members(self, request: Any) -> Any:
+        return self.call("read the chat's members", lambda: self.client.im.v1.chat_members.get(request))
 
     def _list(self, request: Any) -> Any:
         return self.call("read the chat's history", lambda: self.client.im.v1.message.list(request))

@@ -29,6 +29,7 @@ def message_inbound(data: P2ImMessageReceiveV1, bot_open_id: Callable[[], str]) 
         text=resolve_mentions(text, mentions, bot_open_id()),
         thread_id=message.message_id,
         card_id=message.root_id or None,  # a message in a thread: the thread's first message
+        direct=message.chat_type == "p2p",
     )
 
 

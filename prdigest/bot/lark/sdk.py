@@ -90,6 +90,7 @@ from lark_oapi.api.im.v1.model.patch_message_request_body import PatchMessageReq
 from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import ReplyMessageRequestBody
 from lark_oapi.api.im.v1.processor import P2ImMessageReceiveV1Processor
+from lark_oapi.api.im.v1.resource.chat_members import ChatMembers
 from lark_oapi.api.im.v1.resource.file import File
 from lark_oapi.api.im.v1.resource.message import Message
 from lark_oapi.core.const import (
@@ -153,6 +154,7 @@ __all__ = [
     "AccessTokenType",
     "BaseRequest",
     "BaseResponse",
+    "ChatMembers",
     "Config",
     "CreateFileRequest",
     "CreateFileRequestBody",

@@ -22,7 +22,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -85,7 +85,7 @@ class SlackBot:
             raise ConfigError("Slack needs a bot token: set PRDIGEST_SLACK_BOT_TOKEN")
         self.settings = settings
         self.core = core
-        self.report_url_for = report_url_for or (lambda report, chat_id: None)
+        self.report_url_for = report_url_for or (lambda report, chat_id, viewer: None)
         self.out = SlackOutbound(slack.bot_token.get_secret_value(), slack.api_url)
         self.client = self.out.client
         self._executor = ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="prdigest-slack")
@@ -194,6 +194,15 @@ class SlackBot:
 
     # --- chat ------------------------------------------------------------------------
 
+    def member_chats(self, user_id: str, chat_ids: Collection[str]) -> set[str] | None:
+        """users.conversations of the user; None when Slack refuses it (the app lacks channels:read or
+        groups:read: ``missing_scope``)."""
+        try:
+            return self.out.member_channels(user_id) & set(chat_ids)
+        except SlackError as exc:
+            log.warning("Slack: could not list the channels of %s: %s", user_id, exc)
+            return None
+
     def _listen(self) -> None:
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_message)
@@ -242,7 +251,11 @@ class SlackBot:
         self, channel: str, thread: str | None, key: str, response_url: str | None
     ) -> Callable[[Reply], None]:
         def respond(reply: Reply) -> None:
-            report_url = self.report_url_for(reply.report, channel) if reply.report is not None else None
+            report_url = (
+                self.report_url_for(reply.report, channel, reply.page_viewer)
+                if reply.report is not None
+                else None
+            )
             payload = slack_payload(reply, report_url)
             try:
                 ts = self.post_reply(channel, thread, payload, f"{key}:answer")

@@ -44,6 +44,8 @@ REPORT_EVENT = "prdigest_report"  # the metadata event type of a weekly report
 FIND_DAYS = 14
 FIND_MESSAGES = 1000
 HISTORY_PAGE = 200
+MEMBER_PAGE = 200  # users.conversations' largest page is 1,000; Slack advises 200 at most
+MEMBER_PAGES = 25  # a user in more than 5,000 channels: the rest are not looked at
 TIMEOUT_S = 15
 PROBE_TIMEOUT_S = 3  # a readiness probe's auth.test
 # Calls that post: a 5xx or a lost answer may mean "posted"; they are not retried in the client
@@ -175,6 +177,22 @@ class SlackOutbound:
             if found is not None:
                 return found
         return None
+
+    def member_channels(self, user: str) -> set[str]:
+        """The public and private channels ``user`` is in (users.conversations: channels:read and
+        groups:read; private ones only where the bot is too), a page at a time."""
+        found: set[str] = set()
+        cursor = None
+        for _ in range(MEMBER_PAGES):
+            page = self.api(
+                "users.conversations", self.client.users_conversations, user=user, cursor=cursor,
+                types="public_channel,private_channel", exclude_archived=True, limit=MEMBER_PAGE,
+            )  # fmt: skip
+            found.update(str(c["id"]) for c in page.get("channels") or [])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+        return found
 
     def _pages(
         self, method: str, call: Callable[..., SlackResponse], channel: str, limit: int, **query: Any

@@ -23,6 +23,7 @@ def event_inbound(body: Body, bot_user_id: str | None) -> Inbound:
         text=strip_mention(event.get("text", ""), bot_user_id),
         thread_id=thread,
         card_id=event.get("thread_ts"),  # a message in a thread: what the thread is about
+        direct=event.get("channel_type") == "im" or is_direct(event["channel"]),
     )
 
 
@@ -34,6 +35,7 @@ def command_inbound(body: Body, text: str) -> Inbound:
         chat_id=body["channel_id"],
         user_id=body["user_id"],
         text=text,
+        direct=body.get("channel_name") == "directmessage" or is_direct(body["channel_id"]),
     )
 
 
@@ -42,15 +44,22 @@ def action_inbound(body: Body, action: Body) -> Inbound:
     container = body.get("container") or {}
     message = body.get("message") or {}
     card_ts = container.get("message_ts") or message.get("ts")
+    channel = container.get("channel_id") or body["channel"]["id"]
     return Inbound(
         platform="slack",
         event_id=body["trigger_id"],
-        chat_id=container.get("channel_id") or body["channel"]["id"],
+        chat_id=channel,
+        direct=is_direct(channel),
         user_id=body["user"]["id"],
         action=action_value(action.get("value")),
         thread_id=message.get("thread_ts") or card_ts,
         message_id=card_ts,
     )
+
+
+def is_direct(channel: str) -> bool:
+    """Whether a channel id is a direct message's: Slack's begin with "D"."""
+    return channel.startswith("D")
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
