@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 
 from prdigest.errors import UsageError
 from prdigest.handlers.access import refusal, seen, sees_all
@@ -15,7 +16,7 @@ from prdigest.handlers.report_memo import Key, memo_for
 from prdigest.i18n import texts
 from prdigest.models import Report, Window
 from prdigest.periods import today_in
-from prdigest.pipeline.single import make_report
+from prdigest.pipeline.single import make_report, newest_merged
 from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.sources.base import Source
@@ -156,6 +157,13 @@ def team_report(svc: Services, scope: Scope, window: Window) -> Report:
             lang=scope.lang,
         )  # fmt: skip
     return scrub_value(report)
+
+
+def newest_of(svc: Services, scope: Scope) -> tuple[str, int, datetime] | None:
+    """The repository's newest merged PR (source, number, merge time), for the hint of a period without
+    PRs: read within the chat's GitHub points too."""
+    with _reads(svc, scope) as source_for:
+        return newest_merged(svc.store, source_for(scope.repo), scope.repo)
 
 
 def _reads(svc: Services, scope: Scope) -> AbstractContextManager[Callable[[str], Source | None]]:

@@ -10,6 +10,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import (
     Answer,
     Scope,
+    newest_of,
     period_text,
     resolve,
     team_report,
@@ -19,7 +20,6 @@ from prdigest.handlers.scope import (
 )
 from prdigest.i18n import texts
 from prdigest.models import Report, ReportPR, Window, iso_week_label
-from prdigest.pipeline.single import newest_merged
 from prdigest.render.markdown import escape, render_markdown
 
 DEFAULT_TOP = 5
@@ -53,7 +53,7 @@ def gather(intent: Intent, ctx: Context, svc: Services) -> Week:
     if not w.report.prs:
         # The report's warnings say which days no source gave and where the newest PR is.
         text = noted(w.t["prs_none"].format(repo=scope.repo, period=w.period), w.report)
-        newest = newest_merged(svc.store, svc.source_for(scope.repo), scope.repo)
+        newest = newest_of(svc, scope)
         if newest is not None and not window.contains(newest[2]):
             words = spec(intent.command).zh if scope.lang == "zh" else spec(intent.command).en
             example = f"{words[0]} {iso_week_label(window.local_day(newest[2]))}"

@@ -185,3 +185,13 @@ def test_a_bad_bound_is_named(tmp_path: Path, key: str, value: str) -> None:
         load_settings(config, env={})
     with pytest.raises(ConfigError, match=f"PRDIGEST_CHAT__{key.upper()}"):
         load_settings(env={f"PRDIGEST_CHAT__{key.upper()}": value.strip('"')})
+
+
+def test_a_chat_whose_points_are_spent_asks_github_nothing_not_even_for_the_newest_pr(tmp_path: Path) -> None:
+    with FakeGitHub() as fake:
+        huge(fake)
+        svc = services(fake, tmp_path, "[chat]\ngithub_points_per_hour = 0\n")
+        reply = handle(f"risks {WEEK.since}..{WEEK.until} {REPO}", TEAM, svc)
+        assert reply.report is None and texts("en")["read_points_spent"].split("{")[0] in reply.text
+        assert fake.requests == 0  # the empty week's hint (the newest PR) is read within the points too
+        svc.store.close()
