@@ -34,6 +34,7 @@ def test_a_slack_direct_message_sees_the_channels_the_asker_is_in(
     subscribe(demo_store, "slack", "C0ELSE", OTHER)
     slack.members = {"C0TEAM": {"U0ALICE", "U0BOB"}, "C0ELSE": {"U0BOB"}, "C0NOSUB": {"U0MALLORY"}}
     with slack_running(slack, svc, "http") as chat:
+        svc.settings = slack_settings(slack, "http")  # closed: who sees what is the platform's word
         svc.member_chats = Membership({"slack": chat.bot.member_chats})
 
         def dm(text: str, user: str) -> str:
@@ -57,6 +58,7 @@ def test_a_slack_app_without_channels_read_lets_a_direct_message_see_nothing(
     slack.members = {"C0TEAM": {"U0ALICE"}}
     slack.scopes = {"chat:write"}
     with slack_running(slack, svc, "http") as chat:
+        svc.settings = slack_settings(slack, "http")  # closed: who sees what is the platform's word
         svc.member_chats = Membership({"slack": chat.bot.member_chats})
         ts = new_ts()
         chat.event(direct_message(f"top 3 {REPO}", channel="D0ALICE", ts=ts, user="U0ALICE"))

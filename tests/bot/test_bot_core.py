@@ -137,3 +137,24 @@ def test_web_app_serves_health_and_mounted_routes() -> None:
         assert info.value.code == 404
     finally:
         web.stop()
+
+
+def test_a_button_in_a_chat_first_seen_as_a_direct_message_is_a_direct_messages(svc: Services) -> None:
+    # A Lark button's event does not say whether its chat is a direct message; the chat's message did.
+    core = BotCore(svc)
+    button = Inbound(platform="lark", event_id="Eb", chat_id="oc_p2p", user_id="ou_a", action={"action": "x"})
+    try:
+        assert core.context(button).direct is False
+        done = core.submit(
+            Inbound(
+                platform="lark", event_id="Em", chat_id="oc_p2p", user_id="ou_a", text="help", direct=True
+            ),
+            lambda reply: None,
+        )
+        assert done is not None
+        done.result(10)
+        assert core.context(button).direct is True
+        other = button.model_copy(update={"chat_id": "oc_group"})
+        assert core.context(other).direct is False
+    finally:
+        core.close()

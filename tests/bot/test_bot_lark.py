@@ -239,14 +239,16 @@ def test_the_report_without_a_page_follows_as_a_file_in_the_thread(rig: Rig) -> 
 
 
 def test_a_report_with_a_page_links_it_instead_of_a_file(fake: FakeLark, store: Store) -> None:
-    def page(report: Report, chat_id: str) -> str:
-        return f"{PAGE}?repo={report.repo}&chat={chat_id}"
+    def page(report: Report, chat_id: str, viewer: str) -> str:
+        return f"{PAGE}?repo={report.repo}&chat={chat_id}&for={viewer}"
 
     with running("http", fake, store, report_url_for=page) as rig:
         card = ask(rig, "report 2026-W37")
         rig.core.close()
     links = [b["behaviors"][0] for b in buttons(card.content) if b["behaviors"][0]["type"] == "open_url"]
-    assert links == [{"type": "open_url", "default_url": f"{PAGE}?repo=acme-ml/trainer&chat=oc_group"}]
+    assert links == [
+        {"type": "open_url", "default_url": f"{PAGE}?repo=acme-ml/trainer&chat=oc_group&for=chat"}
+    ]
     assert fake.files == [] and len(fake.messages) == 1
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import count
 
 import pytest
-from conftest import demo_services
+from conftest import demo_services, open_access
 from fakes.slack_api import (
     BOT_USER,
     FakeSlack,
@@ -134,7 +134,7 @@ class Chat:
 
 @contextmanager
 def running(slack: FakeSlack, svc: Services, mode: str, core: BotCore | None = None) -> Iterator[Chat]:
-    svc.settings = slack_settings(slack, mode)
+    svc.settings = open_access(slack_settings(slack, mode))  # one team's install: every chat sees the demo
     core = core or BotCore(svc, workers=2)
     bot = SlackBot(svc.settings, core)
     web = WebApp()

@@ -12,6 +12,7 @@ from fakes.github_api import TOKEN, FakeGitHub, FakeRepo
 
 from prdigest.bot.pages import page_link, report_pages
 from prdigest.config import load_settings
+from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Services, handle
 from prdigest.handlers.access import covers
 from prdigest.i18n import texts
@@ -230,3 +231,11 @@ def test_an_answer_outside_the_chats_subscriptions_is_granted_to_its_asker(
     assert handle(f"report {TEAM_REPO}", CHANNEL, svc).page_viewer == "chat"
     admin_elsewhere = LARK_GROUP.model_copy(update={"user_id": ADMIN, "platform": "slack"})
     assert handle(f"report {TEAM_REPO}", admin_elsewhere, svc).page_viewer == "asker"
+
+
+@pytest.mark.parametrize("value", ['"maybe"', "2", "[]"])
+def test_a_bad_access_setting_is_named(tmp_path: Path, value: str) -> None:
+    config = tmp_path / "prdigest.toml"
+    config.write_text(f"[access]\nopen = {value}\n")
+    with pytest.raises(ConfigError, match="access.open"):
+        load_settings(config, env={})
