@@ -1,10 +1,13 @@
 """Report-quality benchmark: the report of each labelled real week scored against a maintainer's labels.
 
-    python bench/quality_bench.py [--shared ../shared] [--clone PATH] [--lang zh] [--llm-replay] [-v]
+    python bench/quality_bench.py [--shared ../shared] [--clones DIR] [--repo OWNER/NAME] [--lang zh]
+                                  [--llm-replay] [-v]
 
 For every labels file in `<shared>/data/labels/` (the format is defined in its SPEC.md) the
-report of that week is built from the real history (a clone of the miles bundle) and scored.
-Printed per week (`name_<since>=value`) and as the mean over the weeks (`name=value`):
+report of that week is built from the real history (a clone of its repository's bundle,
+`<owner>__<name>.bundle`) and scored. Printed per week (`<owner>__<name>_<figure>_<since>=value`),
+as each repository's mean over its weeks (`<owner>__<name>_<figure>=value`) and as the mean over
+every week (`<figure>=value`):
 
   risk_precision, risk_recall  the six judgement labels, PR by PR, micro-averaged over the week
   key_recall     the share of the labelled key PRs among the report's top K by importance (K = their number)
@@ -160,23 +163,34 @@ def build(settings: Settings, clone: Path, labels: dict, lang: str, db: Path) ->
         store.close()
 
 
+def slug(repo: str) -> str:
+    return repo.replace("/", "__")
+
+
 def report_weeks(
     name: str,
     weeks: Iterable[tuple[Path, dict]],
     make: Callable[[dict], Judged],
     verbose: bool,
 ) -> None:
-    """Print each week's figures and the mean over the weeks, prefixed with ``name``."""
-    per_week: list[dict[str, float]] = []
+    """Print each week's figures (``<owner>__<name>_<figure>_<since>``), each repository's mean over its
+    weeks (``<owner>__<name>_<figure>``) and the mean over every week (``<figure>``), prefixed with
+    ``name``."""
+    per_repo: dict[str, list[dict[str, float]]] = {}
     for path, labels in weeks:
         figures, notes = score(make(labels), labels)
-        per_week.append(figures)
+        repo = slug(labels["repo"])
+        per_repo.setdefault(repo, []).append(figures)
         for key in FIGURES:
-            print(f"{name}{key}_{labels['since']}={figures[key]:.2f}", flush=True)
+            print(f"{name}{repo}_{key}_{labels['since']}={figures[key]:.2f}", flush=True)
         if verbose:
             print(f"# {path.name}", *(f"#   {note}" for note in notes), sep="\n", file=sys.stderr)
+    for repo, found in per_repo.items():
+        for key in FIGURES:
+            print(f"{name}{repo}_{key}={mean(w[key] for w in found):.2f}", flush=True)
+    every = [w for found in per_repo.values() for w in found]
     for key in FIGURES:
-        print(f"{name}{key}={mean(w[key] for w in per_week):.2f}", flush=True)
+        print(f"{name}{key}={mean(w[key] for w in every):.2f}", flush=True)
 
 
 def written(answers: Path, labels: dict) -> Judged:
@@ -219,50 +233,63 @@ def replay_responder(answers: Path):
     return respond
 
 
+def clone_of(data: Path, repo: str, clones: Path) -> Path:
+    """The clone of ``repo``'s bundle under ``clones`` (made once: later runs reuse it)."""
+    clone = clones / slug(repo)
+    if not (clone / ".git").is_dir():
+        bundle = data / f"{slug(repo)}.bundle"
+        if not bundle.is_file():
+            raise SystemExit(f"no git bundle of {repo} in {data} ({bundle.name})")
+        subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
+    return clone
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     parser.add_argument(
-        "--clone", type=Path, help="a clone of the bundle to reuse (made in a temp folder if absent)"
+        "--clones",
+        type=Path,
+        help="a folder to keep the bundles' clones in and reuse (a temp folder if absent)",
     )
+    parser.add_argument("--repo", help="only the weeks of this repository (owner/name)")
     parser.add_argument("--lang", default="zh", choices=("zh", "en"))
     parser.add_argument("--llm-replay", action="store_true")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     data = args.shared / "data"
     weeks = [(p, json.loads(p.read_text())) for p in sorted((data / "labels").glob("*__*.json"))]
+    if args.repo:
+        weeks = [(p, w) for p, w in weeks if w["repo"].lower() == args.repo.lower()]
     if not weeks:
         raise SystemExit(f"no labelled weeks in {data / 'labels'}: name the shared folder with --shared")
     with tempfile.TemporaryDirectory(prefix="prdigest-quality-") as name:
         tmp = Path(name)
-        clone = args.clone
-        if clone is None:
-            clone = tmp / "clone"
-            bundle = next(data.glob("*.bundle"), None)
-            if bundle is None:
-                raise SystemExit(f"no git bundle in {data}: name a clone with --clone PATH")
-            subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
+        clones = args.clones or tmp / "clones"
+        clones.mkdir(parents=True, exist_ok=True)
+        clone = {w["repo"]: clone_of(data, w["repo"], clones) for _, w in weeks}
         rules = load_settings(env={"PRDIGEST_DB": str(tmp / "unused.db")})
         counter = iter(range(10_000))
 
         def by_rules(labels: dict) -> Judged:
-            return judged_report(build(rules, clone, labels, args.lang, tmp / f"rules-{next(counter)}.db"))
+            db = tmp / f"rules-{next(counter)}.db"
+            return judged_report(build(rules, clone[labels["repo"]], labels, args.lang, db))
 
         report_weeks("", weeks, by_rules, args.verbose)
         if args.llm_replay:
             replay_llm(data, weeks, clone, tmp, args)
 
 
-def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: Path, tmp: Path, args) -> None:
+def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: dict[str, Path], tmp: Path, args) -> None:
     from fakes.openai_api import KEY, FakeOpenAI
 
     answered = [(p, w) for p, w in weeks if (data / "llm_answers" / p.stem).is_dir()]
     for prefix, use_files in (("written_", True), ("llm_", False)):
 
         def judge(labels: dict, use_files: bool = use_files) -> Judged:
-            answers = data / "llm_answers" / f"{labels['repo'].replace('/', '__')}__{labels['since']}"
+            answers = data / "llm_answers" / f"{slug(labels['repo'])}__{labels['since']}"
             if use_files:
                 return written(answers, labels)
             with FakeOpenAI(responder=replay_responder(answers)) as fake:
@@ -274,7 +301,9 @@ def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: Path, tmp: Pat
                 }
                 settings = load_settings(env=env)
                 return judged_report(
-                    build(settings, clone, labels, args.lang, tmp / f"llm-{labels['since']}.db")
+                    build(
+                        settings, clone[labels["repo"]], labels, args.lang, tmp / f"llm-{labels['since']}.db"
+                    )
                 )
 
         report_weeks(prefix, answered, judge, args.verbose)

@@ -87,7 +87,7 @@ def version_moves(f: Facts) -> list[tuple[str, str, str]]:
         return {
             fold(m.group(1)): (m.group(1), m.group(2))
             for d in _dependency_diffs(f)
-            for spec in _specs(d, getattr(d, side))
+            for spec in sorted(_specs(d, getattr(d, side)))  # a set: sorted, so one release wins every run
             for m in _VERSIONED.finditer(spec)
         }
 
@@ -104,9 +104,9 @@ def version_moves(f: Facts) -> list[tuple[str, str, str]]:
 def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     diffs = _dependency_diffs(f)
     # Netted over all files: requirements moved from one file to another change nothing.
-    added = {spec: d.path for d in diffs for spec in _specs(d, d.added)}
+    added = {spec: d.path for d in diffs for spec in sorted(_specs(d, d.added))}
     # An example that drops a requirement changes nothing users install; one that adds a pin does.
-    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in _specs(d, d.removed)}
+    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in sorted(_specs(d, d.removed))}
     new, gone = sorted(set(added) - set(removed)), sorted(set(removed) - set(added))
     if new or gone:
         paths = sorted({added[s] for s in new} | {removed[s] for s in gone})

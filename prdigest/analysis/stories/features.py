@@ -110,7 +110,7 @@ def _features(
     words: defaultdict[str, float] = defaultdict(float)
     for token in tokens(title, generic):  # the scope and brackets too: "(fsdp)", "[lora]" name the subject
         words[token] += 1.0
-    for token in set(tokens(body, generic)):
+    for token in sorted(set(tokens(body, generic))):  # one summing order, so one result every run
         words[token] += 0.5
     dirs: defaultdict[str, float] = defaultdict(float)
     files: dict[str, float] = {}
