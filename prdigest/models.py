@@ -384,6 +384,8 @@ class Report(_Model):
     risk_followups: list[RiskFollowup] = []
     summary: str = ""
     risk_level: RiskLevel = "low"
+    # The label of the observation the level comes from: decided once, said alike everywhere.
+    level_cause: str | None = None
     # The trend chart's periods, oldest first, ending with the report's own (see PeriodFigures).
     history: list[PeriodFigures] = []
     # What the reader must know about the data: e.g. a sync that could not read every PR.

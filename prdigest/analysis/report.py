@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from prdigest.analysis.risks.level import risk_level
+from prdigest.analysis.risks.level import level_cause, level_sentence, risk_level
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.stories.group import find_stories
 from prdigest.analysis.stories.text import (
@@ -92,9 +92,9 @@ def build_report(
         report.themes = [theme for _, theme in told]
         report.risk_observations = build_observations(report, analyses, t, lang)
         report.recommendations = build_recommendations(report, analyses, t)
-        report.risk_level = risk_level(
-            [r for p in merged if p.number in analyses for r in analyses[p.number].risks]
-        )
+        risks = [r for p in merged if p.number in analyses for r in analyses[p.number].risks]
+        report.risk_level = risk_level(risks)
+        report.level_cause = level_cause(report.risk_level, report.risk_observations, risks)
         report.summary = build_summary(report, analyses, t, lang, [topic for topic, _ in told])
     enforce_citations(report)
     return report
@@ -368,24 +368,9 @@ def build_summary(
         share=f"{share:.0%}",
         hot=hot,
         risks=risks,
-        judgement=judgement + _level(report, analyses, t, lang),
+        judgement=judgement + level_sentence(report, t),
     )
     return spaced(text) if lang == "zh" else text
-
-
-def _level(report: Report, analyses: dict[int, PRAnalysis], t: dict[str, str], lang: str) -> str:
-    """The risk level and what drives it: in a high week the risk that breaks users, else the weightiest."""
-    observations = report.risk_observations
-    if not observations:
-        return t["level_low_none"]
-    driver = observations[0]
-    if report.risk_level == "high":
-        breaking = [o for o in observations if _breaks(o, analyses)]
-        driver = (breaking or observations)[0]
-    elif report.risk_level == "medium":
-        driver = next((o for o in observations if RISK_WEIGHT.get(o.label, 0) >= 3), driver)
-    prs = listed([f"#{n}" for n in driver.prs[:3]], t)
-    return t[f"level_{report.risk_level}"].format(driver=risk_name(driver.label, lang), prs=prs)
 
 
 def enforce_citations(report: Report) -> None:
@@ -407,10 +392,6 @@ def _fixes_security(analysis: PRAnalysis) -> bool:
     """A fix whose tags or summary say the problem it fixes is a security one."""
     secure = "security" in analysis.tags or _SECURITY_FIX.search(analysis.summary)
     return pr_kind(analysis) == "bugfix" and bool(secure)
-
-
-def _breaks(obs: RiskObservation, analyses: dict[int, PRAnalysis]) -> bool:
-    return any(r.breaks for n in obs.prs for r in analyses[n].risks if r.label == obs.label)
 
 
 def _cite(numbers: list[int]) -> str:

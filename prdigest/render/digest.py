@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from prdigest.analysis.report import lead_kind
-from prdigest.analysis.risks.level import MANY
-from prdigest.analysis.rules import RISK_WEIGHT
-from prdigest.analysis.stories.text import listed
-from prdigest.i18n import risk_name
+from prdigest.analysis.risks.level import level_sentence
 from prdigest.models import (
     OpenPR,
     Report,
@@ -60,9 +57,6 @@ THREAD_CHARS = 400  # a risk's evidence, a theme's trend, a recommendation
 KEY_PR_CHARS = 200  # a key PR's summary: a few lines of a table cell on a phone
 SUMMARY_CHARS = 1000
 LINK_ROOM = 600  # link markup any text may carry beyond its own length: ten links to PRs
-# The kinds of risk whose evidence can show users break this week (RiskLabel.breaks): an option removed,
-# a regression measured. The report keeps the labels, not that flag, so these stand for it.
-BREAKING = ("config_breaking", "perf_regression")
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -132,36 +126,12 @@ def digest_title(report: Report, name: str | None = None) -> str:
     return f"{name or report.repo} · {period}"
 
 
-def level_driver(report: Report) -> RiskObservation | None:
-    """The risk that sets the week's level (as analysis/risk_level.py decides it): in a high week a kind
-    that reached its count or one that breaks users, in a medium week the first weighty one."""
-    observations = report.risk_observations
-    if not observations:
-        return None
-    if report.risk_level == "high":
-        counts = Counter(label for p in report.prs for label in set(p.risks))
-        many = [o for o in observations if counts[o.label] >= MANY.get(o.label, len(report.prs) + 1)]
-        breaking = [o for o in observations if o.label in BREAKING]
-        return (many or breaking or observations)[0]
-    if report.risk_level == "medium":
-        return next((o for o in observations if RISK_WEIGHT.get(o.label, 0) >= 3), observations[0])
-    return observations[0]
-
-
 def verdict(report: Report, t: dict[str, str]) -> str:
     """The week in one line: what it was about, its risk level and what drives that level ("#N" cited)."""
     if not report.stats.merged_prs:
         return t["none"]
     lead = lead_kind(Counter(report.stats.tags), report.stats.merged_prs)
-    judgement = t.get(f"judge_{lead}", t["judge_mixed"]) + t["c_stop"]
-    driver = level_driver(report)
-    if driver is None:
-        return judgement + (
-            t["level_low_none"] if report.risk_level == "low" else t[f"risk_{report.risk_level}"]
-        )
-    prs = listed([f"#{n}" for n in driver.prs[:3]], t) + (" …" if len(driver.prs) > 3 else "")
-    name = risk_name(driver.label, report.lang) if driver.label else driver.title
-    return judgement + t[f"level_{report.risk_level}"].format(driver=name, prs=prs)
+    return t.get(f"judge_{lead}", t["judge_mixed"]) + t["c_stop"] + level_sentence(report, t)
 
 
 def digest_figures(report: Report, t: dict[str, str]) -> list[tuple[str, str]]:

@@ -237,5 +237,5 @@ def test_an_answer_outside_the_chats_subscriptions_is_granted_to_its_asker(
 def test_a_bad_access_setting_is_named(tmp_path: Path, value: str) -> None:
     config = tmp_path / "prdigest.toml"
     config.write_text(f"[access]\nopen = {value}\n")
-    with pytest.raises(ConfigError, match="access.open"):
+    with pytest.raises(ConfigError, match=r"access\.open"):
         load_settings(config, env={})

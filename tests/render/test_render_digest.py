@@ -5,6 +5,7 @@ link; in headless Chromium the preview of either fits 1,400 px at 390 px wide.""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from datetime import date
@@ -28,10 +29,10 @@ from test_render_support import (
     week_report,
 )
 
-from prdigest.analysis.risks.level import MANY
+from prdigest.analysis.risks.level import MANY, level_driver, level_sentence
 from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.models import Report, WindowOut
-from prdigest.render.digest import level_driver
+from prdigest.render.html import render_html
 from prdigest.render.lark import (
     BODY_LIMIT,
     lark_messages,
@@ -39,6 +40,7 @@ from prdigest.render.lark import (
     render_lark_card,
     render_lark_thread,
 )
+from prdigest.render.markdown import render_markdown
 from prdigest.render.preview import lark_preview, preview_page, slack_preview, visible_text
 from prdigest.render.slack import render_slack_message, render_slack_thread, slack_messages
 from prdigest.render.views import key_prs, pr_urls
@@ -130,20 +132,49 @@ def test_the_judgement_comes_first_with_the_level_and_what_drives_it(demo: Repor
 
 
 def test_the_level_names_the_kind_that_set_it(demo: Report) -> None:
-    medium = demo.model_copy(update={"risk_level": "medium"})
-    assert level_driver(medium) == demo.risk_observations[0]  # the first weighty one
+    assert level_driver(demo.model_copy(update={"level_cause": None})) == demo.risk_observations[0]
     assert level_driver(demo.model_copy(update={"risk_observations": []})) is None
     t = report_texts(demo.lang, demo.window.since, demo.window.until)
     calm = demo.model_copy(update={"risk_level": "low", "risk_observations": []})
     assert t["level_low_none"] in _lark_text(render_lark_card(calm))
 
 
+def test_the_level_and_its_cause_are_one_sentence_in_card_thread_markdown_and_page(demo: Report) -> None:
+    # One judgement, decided in the report: the four renderings say it in the same words.
+    t = report_texts(demo.lang, demo.window.since, demo.window.until)
+    said = level_sentence(demo, t)
+    assert demo.level_cause == "config_breaking" and risk_name("config_breaking", demo.lang) in said
+    card = _lark_text(render_lark_card(demo))
+    thread = " ".join(_lark_text(m) for m in render_lark_thread(demo))
+    markdown = render_markdown(demo).replace("\\", "")
+    page = html.unescape(re.sub(r"<[^>]+>", "", render_html(demo)))
+    for name, text in (("card", card), ("thread", thread), ("markdown", markdown), ("page", page)):
+        assert re.sub(r"\s+", "", said) in re.sub(r"\s+", "", text), name  # Chinese text is spaced apart
+    # Another cause (a week whose observations came back in another order) is said alike everywhere.
+    other = demo.model_copy(update={"level_cause": demo.risk_observations[-1].label})
+    again = level_sentence(other, t)
+    assert again != said and again in _lark_text(render_lark_card(other))
+
+
+def test_a_generated_week_says_its_cause_alike_in_card_and_markdown(week: Report) -> None:
+    # Weeks where options break users and many tests went too: the card once named the one, the Markdown
+    # the other.
+    t = report_texts(week.lang, week.window.since, week.window.until)
+    card = re.sub(r"\s+", "", _lark_text(render_lark_card(week)))
+    if not week.stats.merged_prs:  # a week without PRs says so instead
+        assert re.sub(r"\s+", "", t["none"]) in card
+        return
+    said = re.sub(r"\s+", "", level_sentence(week, t))
+    assert said in card and said in re.sub(r"\s+", "", render_markdown(week).replace("\\", ""))
+
+
 def test_many_options_or_tests_gone_at_once_are_the_reason(week: Report) -> None:
     counts = {o.label: len(o.prs) for o in week.risk_observations}
     many = {label for label, n in MANY.items() if counts.get(label, 0) >= n}
-    if many:  # the larger weeks: high by count
+    if many:  # the larger weeks: high by count, unless something breaks users outright
         driver = level_driver(week)
-        assert week.risk_level == "high" and driver is not None and driver.label in many
+        assert week.risk_level == "high" and driver is not None and driver.label == week.level_cause
+        assert driver.label in many | {"config_breaking", "perf_regression"}
 
 
 def test_at_most_four_buttons(week: Report) -> None:

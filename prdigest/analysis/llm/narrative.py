@@ -7,8 +7,9 @@ from prdigest.analysis.llm.evidence import week_evidence, with_notes
 from prdigest.analysis.llm.safety import scrub_prs
 from prdigest.analysis.llm.schemas import Allowed, NarrativeOut
 from prdigest.analysis.report import enforce_citations
+from prdigest.analysis.risks.level import level_sentence
 from prdigest.analysis.rules import RISK_RULES
-from prdigest.i18n import risk_name
+from prdigest.i18n import report_texts, risk_name
 from prdigest.models import PRAnalysis, Recommendation, Report, RiskObservation, Theme
 from prdigest.prompts import load_prompt
 
@@ -76,4 +77,8 @@ def apply_narrative(report: Report, narrative: NarrativeOut) -> Report:
     for section in ("themes", "risk_observations", "recommendations"):
         if not getattr(out, section):
             setattr(out, section, getattr(report, section))
+    # The level and its cause are the report's, said in the one sentence every rendering says.
+    level = level_sentence(out, report_texts(out.lang, out.window.since, out.window.until))
+    gap = "" if out.lang == "zh" else " "
+    out.summary = out.summary if level in out.summary else f"{out.summary}{gap}{level}".strip()
     return out
