@@ -75,6 +75,32 @@ class FileChange:
         return self.additions is None
 
 
+class OptionChanges(_Model):
+    """What a PR changed of the options its files expose (sources/options): keys such as
+    ``flag:--lr``, ``field:TrainConfig.lr``, ``env:NAME``, ``param:func.name``, ``key:<path>:a.b``,
+    with their defaults as written."""
+
+    removed: dict[str, str] = {}
+    added: dict[str, str] = {}
+    changed: dict[str, tuple[str, str]] = {}
+    paths: dict[str, str] = {}  # each key's file (a removed one's before the PR)
+    # The classes, functions and files that lost an option and still stand ("param:train"): a parameter
+    # removed from a function that stays is an interface change, one that went with its function is not.
+    kept: list[str] = []
+
+    @property
+    def empty(self) -> bool:
+        return not (self.removed or self.added or self.changed)
+
+    @staticmethod
+    def owner(key: str) -> str:
+        """What holds an option: its class, function or config file (flags and variables: the project)."""
+        kind, _, name = key.partition(":")
+        if kind == "key":
+            return f"key:{name.partition(':')[0]}"
+        return f"{kind}:{name.rpartition('.')[0]}" if kind in ("field", "param") else kind
+
+
 class Review(_Model):
     author: str
     state: Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]
@@ -133,6 +159,8 @@ class PullRequest(_Many):
     co_authors: list[str] | None = None
     # The PR's own references to other PRs ("follow-up to #12").
     related: list[int] = []
+    # What it changed of the options its files expose; None: its source could not read the files.
+    options: OptionChanges | None = None
     source: Literal["git", "github", "fixture"] = "fixture"
 
     @field_validator("merged_at", "created_at")

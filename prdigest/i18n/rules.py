@@ -22,6 +22,8 @@ TEXT: dict[str, dict[str, str]] = {
         "ev_config_sourced": "删除了项目脚本 source 的 {files}，仍 source 它们的启动脚本会失败",
         "ev_config_breaking_marker": "标题或描述标记为不兼容变更（! / BREAKING CHANGE）",
         "ev_config_text": "描述提到 {text}",
+        "ev_option_removed": "{path} 删除了 {names}，仍设置它们的代码、配置或命令会报错或不再生效",
+        "ev_option_renamed": "{path} 把 {old} 改名或换成 {new}，仍设置旧名的代码、配置或命令会报错或不再生效",
         "ev_large_low_review": "{lines} 行改动，人工评审：{reviews}，评审讨论 {threads} 条",
         "no_review": "无",
         "ev_fork_no_bot": "来自 Fork，且没有自动化审查（bot）评审",
@@ -97,6 +99,10 @@ TEXT: dict[str, dict[str, str]] = {
         "source them fail",
         "ev_config_breaking_marker": "marked as a breaking change (! / BREAKING CHANGE)",
         "ev_config_text": "the description says {text}",
+        "ev_option_removed": "{path} removes {names}; code, configs and commands that still set them fail or are "
+        "ignored",
+        "ev_option_renamed": "{path} renames or replaces {old} with {new}; code, configs and commands that still "
+        "set the old name fail or are ignored",
         "ev_large_low_review": "{lines} changed lines; human reviews: {reviews}; review threads: {threads}",
         "no_review": "none",
         "ev_fork_no_bot": "from a fork, and no automated (bot) reviewer reviewed it",

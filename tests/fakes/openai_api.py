@@ -309,3 +309,13 @@ def prdigest_answers(request: Request) -> str:
         first = listed_numbers(request)[0]
         return json.dumps({"answer": f"It was #{first}.", "cited": [first]})
     raise AssertionError("an unknown request")
+
+
+def narrated_summary(summary: str, report: Any) -> str:
+    """What a narrative's ``summary`` becomes in the report: the model's words, then the level and its
+    cause in the one sentence every rendering says (analysis/risks/level.py)."""
+    from prdigest.analysis.risks.level import level_sentence
+    from prdigest.i18n import report_texts
+
+    level = level_sentence(report, report_texts(report.lang, report.window.since, report.window.until))
+    return summary + ("" if report.lang == "zh" else " ") + level

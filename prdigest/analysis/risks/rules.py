@@ -25,6 +25,7 @@ from prdigest.analysis.risks.common import (
     sentence_around,
 )
 from prdigest.analysis.risks.deps import dependency_change, fold, version_moves
+from prdigest.analysis.risks.options import option_breaking
 from prdigest.analysis.risks.security import security_sensitive
 from prdigest.analysis.taxonomy import parse_title
 from prdigest.danger import dangerous_lines, holds_danger, is_comment
@@ -212,6 +213,9 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
             return t["ev_config_default"].format(
                 name=name, old=_code(before_value), new=_code(after_value), path=d.path
             ), "diff"
+    exposed = option_breaking(pr.options, f, t)
+    if exposed is not None:
+        return exposed
     parsed = parse_title(pr.title)
     if parsed.breaking or "BREAKING CHANGE" in pr.body:
         return t["ev_config_breaking_marker"], "title" if parsed.breaking else "body"

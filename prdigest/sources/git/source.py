@@ -21,6 +21,7 @@ from prdigest.config.repo_file import FILE_NAME
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
+from prdigest.sources.git.blobs import Blobs, defining_files
 from prdigest.sources.git.output import numstat_changes, stream_records
 from prdigest.sources.parsing import excerpt, references
 
@@ -58,6 +59,7 @@ class _Commit:
     committed_at: datetime
     message: str
     files: list[FileChange] = field(default_factory=list)
+    defining: set[str] = field(default_factory=set)  # files whose removed lines could define an option
 
 
 class GitSource(Source):
@@ -137,18 +139,22 @@ class GitSource(Source):
         # next days' commits for nothing, a week's worth when the history reads the weeks before a report.
         since = (window.start - timedelta(days=2)).isoformat()
         batch: list[tuple[_Commit, str]] = []
-        for commit, excerpted in self._commits(f"--since={since}", f"--until={window.end.isoformat()}"):
-            if window.contains(commit.committed_at):
-                batch.append((commit, excerpted))
-            if len(batch) == BATCH:
-                yield from self._prs(batch)
-                batch = []
-        yield from self._prs(batch)
+        blobs = Blobs(self.path)
+        try:
+            for commit, excerpted in self._commits(f"--since={since}", f"--until={window.end.isoformat()}"):
+                if window.contains(commit.committed_at):
+                    batch.append((commit, excerpted))
+                if len(batch) == BATCH:
+                    yield from self._prs(batch, blobs)
+                    batch = []
+            yield from self._prs(batch, blobs)
+        finally:
+            blobs.close()
 
-    def _prs(self, batch: list[tuple[_Commit, str]]) -> Iterator[PullRequest]:
+    def _prs(self, batch: list[tuple[_Commit, str]], blobs: Blobs) -> Iterator[PullRequest]:
         branch_authors = self._authors([c.parents[1] for c, _ in batch if len(c.parents) > 1])
         for commit, excerpted in batch:
-            yield self._to_pr(commit, excerpted, branch_authors)
+            yield self._to_pr(commit, excerpted, branch_authors, blobs)
 
     def _log(self, *args: str) -> Iterator[str]:
         """Stream `git log --first-parent` output, one \x1e-started record at a time."""
@@ -169,10 +175,14 @@ class GitSource(Source):
     def fetch_pr(self, number: int) -> PullRequest | None:
         """One PR by number, from anywhere in the first-parent history; None when no commit names it."""
         grep = ("--fixed-strings", f"--grep=(#{number})", f"--grep=Merge pull request #{number} ")
-        for commit, excerpted in self._commits(*grep):
-            pr = self._to_pr(commit, excerpted, self._authors(commit.parents[1:2]))
-            if pr.number == number:
-                return pr
+        blobs = Blobs(self.path)
+        try:
+            for commit, excerpted in self._commits(*grep):
+                pr = self._to_pr(commit, excerpted, self._authors(commit.parents[1:2]), blobs)
+                if pr.number == number:
+                    return pr
+        finally:
+            blobs.close()
         return None
 
     def known_until(self) -> datetime | None:
@@ -222,14 +232,15 @@ class GitSource(Source):
             if excerpted[0] != commit.sha:
                 raise SourceError(f"git log gave two different histories of {self.path}: read it again")
             commit.files = numstat_changes(rest.lstrip("\n").split("\0"))
+            commit.defining = excerpted[2]
             yield commit, excerpted[1]
 
-    def _excerpts(self, *filters: str) -> Iterator[tuple[str, str]]:
-        """(sha, diff excerpt) of each commit."""
+    def _excerpts(self, *filters: str) -> Iterator[tuple[str, str, set[str]]]:
+        """(sha, diff excerpt, the files whose removed lines could define an option) of each commit."""
         patches = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
         for record in self._log(*patches, *filters, self.ref):
             sha, _, patch = record.lstrip("\x1e").partition("\n")
-            yield sha, excerpt(patch)
+            yield sha, excerpt(patch), defining_files(patch)
 
     def _authors(self, shas: list[str]) -> dict[str, tuple[str, str]]:
         """Author (name, email) of the branch tips that merge commits brought in."""
@@ -243,7 +254,11 @@ class GitSource(Source):
         return authors
 
     def _to_pr(
-        self, c: _Commit, excerpt: str | None, branch_authors: dict[str, tuple[str, str]]
+        self,
+        c: _Commit,
+        excerpt: str | None,
+        branch_authors: dict[str, tuple[str, str]],
+        blobs: Blobs | None = None,
     ) -> PullRequest:
         subject, _, body = c.message.strip().partition("\n")
         body = body.strip()
@@ -284,6 +299,9 @@ class GitSource(Source):
             related=related,
             url=f"{self.web_url}/pull/{number}" if self.web_url and number else None,
             source="git",
+            options=blobs.changes(c.sha, c.parents[0] if c.parents else None, c.files, c.defining)
+            if blobs
+            else None,
         )
 
 

@@ -21,6 +21,7 @@ from fakes.openai_api import (
     Request,
     analysis_json,
     listed_numbers,
+    narrated_summary,
     narrative_json,
     pr_number,
     prdigest_answers,
@@ -115,7 +116,8 @@ def test_llm_analyses_and_narrative_make_the_report(store: Store, serve, lang: s
     usage = engine.usage()
     assert report.stats.engines == {"llm": 30}
     assert report.engine == "llm"
-    assert report.summary == "A week of steady work on the trainer."
+    # The model's summary, then the level and its cause in the report's one sentence.
+    assert report.summary == narrated_summary("A week of steady work on the trainer.", report)
     assert [t.title for t in report.themes] == ["First half", "Second half"]
     assert usage == LLMUsage(
         model=MODEL,
@@ -478,7 +480,8 @@ def test_narrative_is_cited_in_merge_order_within_the_window(store: Store, serve
     assert [(o.title, o.label) for o in report.risk_observations] == [("Made up", "")]
     # Every recommendation cited nothing, so the rules' recommendations stand.
     assert report.recommendations == before.recommendations
-    assert report.summary == "A week of steady work on the trainer."
+    # The model's summary, then the level and its cause in the report's one sentence.
+    assert report.summary == narrated_summary("A week of steady work on the trainer.", report)
 
 
 def test_narrative_never_touches_the_figures(store: Store, serve) -> None:

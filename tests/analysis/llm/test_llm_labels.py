@@ -10,7 +10,15 @@ import json
 from collections.abc import Callable
 
 import pytest
-from fakes.openai_api import FakeOpenAI, Request, analysis_json, listed_numbers, narrative_json, pr_number
+from fakes.openai_api import (
+    FakeOpenAI,
+    Request,
+    analysis_json,
+    listed_numbers,
+    narrated_summary,
+    narrative_json,
+    pr_number,
+)
 
 from prdigest.analysis.llm import (
     FACT_LABELS,
@@ -192,7 +200,7 @@ def test_foreign_pr_numbers_are_scrubbed_from_the_analyses_and_the_narrative(sto
         ),
         analyses,
     )  # fmt: skip
-    assert report.summary == f"A week of fixes, #3990 and #{report.prs[0].number}."
+    assert report.summary == narrated_summary(f"A week of fixes, #3990 and #{report.prs[0].number}.", report)
     assert "99999" not in json.dumps([a.model_dump(mode="json") for a in analyses.values()])
 
 
