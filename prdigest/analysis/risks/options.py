@@ -66,7 +66,8 @@ def option_breaking(options: OptionChanges | None, f: Facts, t: dict[str, str]) 
             (a for a in sorted(options.added) if OptionChanges.owner(a) == OptionChanges.owner(removed[0])),
             None,
         )
-        if renamed is not None and OptionChanges.owner(removed[0]) in owners:
+        # A flag or a variable has no owner but the project: another one added is no rename of it.
+        if renamed is not None and OptionChanges.owner(removed[0]) in owners and not _global(removed[0]):
             text = t["ev_option_renamed"].format(path=path, old=shown(removed[0]), new=shown(renamed))
             return text, "diff"
         more = f" (+{len(removed) - SHOWN})" if len(removed) > SHOWN else ""

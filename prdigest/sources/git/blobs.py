@@ -4,14 +4,17 @@ window's PRs leave alone is read once."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, OptionChanges
 from prdigest.sources.options import MAX_BLOB, MAX_FILES, Sides, is_definition, option_changes, options_of
+from prdigest.sources.options.python import touched_blocks
 
 KEPT = 20_000  # blob ids whose options are remembered
 
@@ -42,41 +45,56 @@ class Blobs:
             return None
         return oid, content.decode("utf-8", errors="replace")
 
-    def options(self, commit: str, path: str) -> dict[str, str] | None:
-        """The options ``path`` exposes at ``commit``; None when it is not there."""
+    def options(self, commit: str, path: str, spans: list[tuple[int, int]] | None) -> dict[str, str] | None:
+        """The options ``path`` exposes at ``commit``, in the top-level blocks ``spans`` touch (None: the
+        whole file); None when it is not there."""
         found = self.text(f"{commit}:{path}")
         if found is None:
             return None
-        key = (found[0], path)
-        if key not in self._options:
-            if len(self._options) >= KEPT:
-                self._options.clear()
-            self._options[key] = options_of(path, found[1])
-        return self._options[key]
+        pieces = touched_blocks(found[1], spans) if spans is not None and path.endswith(".py") else [found[1]]
+        out: dict[str, str] = {}
+        for piece in pieces:
+            key = (hashlib.blake2b(piece.encode(), digest_size=16).hexdigest(), path)
+            if key not in self._options:
+                if len(self._options) >= KEPT:
+                    self._options.clear()
+                self._options[key] = options_of(path, piece)
+            out.update(self._options[key])
+        return out
 
     def changes(
-        self, commit: str, parent: str | None, files: Iterable[FileChange], defining: set[str]
+        self, commit: str, parent: str | None, files: Iterable[FileChange], defining: dict[str, Touched]
     ) -> OptionChanges:
         """What the commit changed of the options its definition files expose; ``defining``: the files
         whose removed lines could define one (`defining_files`). Only those are read, unless they lose an
-        option: then the commit's other definition files too, where it may have gone."""
+        option: then every definition file of the commit, whole, where it may have gone."""
         definitions = [f for f in files if is_definition(f.path) or is_definition(f.previous_path or "")]
         first = [f for f in definitions if f.path in defining or f.status == "removed"][:MAX_FILES]
-        sides = [self._sides(commit, parent, f) for f in first]
+        sides = [self._sides(commit, parent, f, defining.get(f.path)) for f in first]
         found = option_changes(sides)
-        if found.removed:
-            rest = [f for f in definitions if f not in first and f.status != "removed"]
-            found = option_changes(
-                [*sides, *(self._sides(commit, None, f) for f in rest[: MAX_FILES - len(first)])]
-            )
-        return found
+        if not found.removed:
+            return found
+        # Where a removed option may have gone: anywhere in the commit's definition files, read whole.
+        after: set[str] = set()
+        for f in [f for f in definitions if f.status != "removed"][:MAX_FILES]:
+            after.update(self.options(commit, f.path, None) or {})
+        owners = {OptionChanges.owner(k) for k in after}
+        gone = {k: v for k, v in found.removed.items() if k not in after}
+        kept = sorted({OptionChanges.owner(k) for k in gone} & owners)
+        return found.model_copy(update={"removed": gone, "kept": kept})
 
-    def _sides(self, commit: str, parent: str | None, f: FileChange) -> Sides:
-        """(path before, path after, options before, options after) of one file; ``parent`` None: its
-        options after alone (where a removed option may have gone)."""
+    def _sides(self, commit: str, parent: str | None, f: FileChange, touched: Touched | None) -> Sides:
+        """(path before, path after, options before, options after) of one file, in the blocks the commit
+        touched (``touched`` None, or a renamed file: the whole file); ``parent`` None: its options after
+        alone (where a removed option may have gone)."""
         old_path = f.previous_path or f.path
-        before = self.options(parent, old_path) if parent and f.status != "added" else None
-        after = self.options(commit, f.path) if f.status != "removed" else None
+        whole = f.status == "renamed" or touched is None
+        before_spans = None if whole or touched is None else touched.before
+        after_spans = None if whole or touched is None else touched.after
+        before = self.options(parent, old_path, before_spans) if parent and f.status != "added" else None
+        if parent is not None and not before:
+            return old_path, f.path, before, None  # it exposed nothing: it cannot have removed or changed any
+        after = self.options(commit, f.path, after_spans) if f.status != "removed" else None
         return old_path, f.path, before, after
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -100,29 +118,56 @@ class Blobs:
             self._proc = None
 
 
-# A removed line that could define an option: a flag, an environment read, a function or class, a field
-# ("    lr: float = 1e-3"); a line of a config file always could.
+# A removed line that could define an option the rules judge: a quoted flag, an environment read, a field
+# of a class body ("    lr: float = 1e-3"), a signature with a default ("def f(x=1", "    seed: int = 0,").
+# Any removed line of a config file could.
 _DEFINING = re.compile(
-    r"add_argument|option\s*\(|Option\s*\(|Argument\s*\(|environ|getenv"
-    r"|^-\s*(?:async\s+)?(?:def|class)\s|^-[ \t]+[A-Za-z_]\w*\s*:\s*[A-Za-z_\[\"'(]"
+    r"""["']--[A-Za-z0-9][\w-]*["']|environ|getenv"""
+    r"|^-(?: {4}|\t)[A-Za-z_]\w*\s*:\s*\S"
+    r"|^-\s*(?:async\s+)?def\s+\w+\(.*="
+    r"|^-\s+\*?[A-Za-z_]\w*(?:\s*:[^=]*)?\s*=[^=].*,\s*$"
 )
 
 
-def defining_files(patch: str) -> set[str]:
-    """The files of a commit's patch whose removed lines could define an option: a commit that only
-    adds options, or changes code around them, changes none of them (its files are not read)."""
-    found: set[str] = set()
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass
+class Touched:
+    """The hunks of one file whose removed lines could define an option: (first line, count) spans of the
+    file before and after."""
+
+    before: list[tuple[int, int]] = field(default_factory=list)
+    after: list[tuple[int, int]] = field(default_factory=list)
+
+
+def defining_files(patch: str) -> dict[str, Touched]:
+    """The files of a commit's `-U0` patch whose removed lines could define an option, with the spans it
+    changed: a commit that only adds options, or changes code around them, changes none of them (its
+    files are not read), and of a file only the blocks it touched are."""
+    found: dict[str, Touched] = {}
     path = ""
+    hunk: tuple[tuple[int, int], tuple[int, int]] | None = None  # the current hunk, until it defines
     for line in patch.splitlines():
         if line.startswith("+++ "):
             new = line[4:].strip()
             path = new.removeprefix("b/") if new != "/dev/null" else path
         elif line.startswith("--- "):
             old = line[4:].strip()
-            path = old.removeprefix("a/") if old != "/dev/null" else ""
+            path, hunk = (old.removeprefix("a/") if old != "/dev/null" else ""), None
+        elif line.startswith("@@") and path:
+            m = _HUNK.match(line)
+            hunk = (
+                ((int(m.group(1)), int(m.group(2) or 1)), (int(m.group(3)), int(m.group(4) or 1)))
+                if m
+                else None
+            )
         elif (
-            line.startswith("-") and path and path not in found
-            and (not path.endswith(".py") or _DEFINING.search(line))
-        ):  # fmt: skip
-            found.add(path)
+            line.startswith("-") and hunk is not None and (not path.endswith(".py") or _DEFINING.search(line))
+        ):
+            # Only the hunks whose removed lines could define an option are read.
+            touched = found.setdefault(path, Touched())
+            touched.before.append(hunk[0])
+            touched.after.append(hunk[1])
+            hunk = None
     return found

@@ -21,7 +21,7 @@ from prdigest.config.repo_file import FILE_NAME
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
-from prdigest.sources.git.blobs import Blobs, defining_files
+from prdigest.sources.git.blobs import Blobs, Touched, defining_files
 from prdigest.sources.git.output import numstat_changes, stream_records
 from prdigest.sources.parsing import excerpt, references
 
@@ -59,7 +59,8 @@ class _Commit:
     committed_at: datetime
     message: str
     files: list[FileChange] = field(default_factory=list)
-    defining: set[str] = field(default_factory=set)  # files whose removed lines could define an option
+    # The files whose removed lines could define an option, with the lines the commit changed there.
+    defining: dict[str, Touched] = field(default_factory=dict)
 
 
 class GitSource(Source):
@@ -235,7 +236,7 @@ class GitSource(Source):
             commit.defining = excerpted[2]
             yield commit, excerpted[1]
 
-    def _excerpts(self, *filters: str) -> Iterator[tuple[str, str, set[str]]]:
+    def _excerpts(self, *filters: str) -> Iterator[tuple[str, str, dict[str, Touched]]]:
         """(sha, diff excerpt, the files whose removed lines could define an option) of each commit."""
         patches = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
         for record in self._log(*patches, *filters, self.ref):

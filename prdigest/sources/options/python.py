@@ -12,7 +12,7 @@ import ast
 import re
 
 MAX_CHARS = 400_000  # a generated or vendored file: not read
-_MAY_READ = re.compile(r"add_argument|option|Option|Argument|environ|getenv")
+_MAY_READ = re.compile(r"""add_argument|option\(|Option\(|Argument\(|add_option|environ|getenv""")
 
 _CONFIG_BASES = ("BaseModel", "BaseSettings", "Config", "Args", "Arguments", "Settings", "Options", "Params")
 _CONFIG_DECORATORS = ("dataclass", "define", "frozen", "attrs", "s", "dataclasses.dataclass")
@@ -46,6 +46,50 @@ def python_options(text: str, public: bool = True) -> dict[str, str]:
     if public:
         found.update(_params(tree))
     return found
+
+
+# A line that starts a top-level statement (not one that continues the one before).
+_TOP = re.compile(r"^(?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
+_BODY = re.compile(r"^    (?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
+BIG_BLOCK = 4_000  # characters: a longer block is read by the statements of its body that were changed
+
+
+def touched_blocks(text: str, spans: list[tuple[int, int]]) -> list[str]:
+    """The top-level blocks (a class, a function with its decorators, a statement) that the 1-based line
+    ``spans`` (first line, count; count 0: between lines) touch: a file is read where a commit changed it.
+    Lines are split where a top-level statement starts; a block cut wrongly (text at column 0 inside a
+    string) does not parse and exposes nothing."""
+    lines = text.splitlines(keepends=True)
+    out = []
+    for a, b in _picked(lines, _TOP, 0, len(lines), spans):
+        block = lines[a:b]
+        if sum(map(len, block)) <= BIG_BLOCK:
+            out.append("".join(block))
+            continue
+        # A long class or function: its header (decorators, signature) with the body statements touched.
+        head = next((i + 1 for i, line in enumerate(block) if line.rstrip().endswith(":")), len(block))
+        body = _picked(lines, _BODY, a + head, b, spans)
+        out.append("".join(block[:head] + [line for c, d in body for line in lines[c:d]] + ["    pass\n"]))
+    return out
+
+
+def _picked(
+    lines: list[str], start: re.Pattern[str], lo: int, hi: int, spans: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The statements of ``lines[lo:hi]`` (split where ``start`` matches) that the spans touch."""
+    starts = [
+        i
+        for i in range(lo, hi)
+        if start.match(lines[i]) and not (i > lo and lines[i - 1].lstrip().startswith("@"))
+    ]
+    if not starts or starts[0] != lo:
+        starts.insert(0, lo)
+    bounds = list(zip(starts, [*starts[1:], hi], strict=True))
+    picked: list[tuple[int, int]] = []
+    for first, count in spans:
+        a, b = first - 1, first - 1 + max(count, 1)  # a pure insertion sits after line `first`
+        picked += [x for x in bounds if x[0] < b and x[1] > a and x not in picked]
+    return sorted(picked)
 
 
 def _classes(tree: ast.Module) -> list[ast.AST]:
