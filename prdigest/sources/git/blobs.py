@@ -8,12 +8,12 @@ import hashlib
 import re
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, OptionChanges
 from prdigest.sources.options import MAX_BLOB, MAX_FILES, Sides, is_definition, option_changes, options_of
+from prdigest.sources.options.patch import Touched
 from prdigest.sources.options.python import touched_blocks
 
 KEPT = 20_000  # blob ids whose options are remembered
@@ -72,25 +72,22 @@ class Blobs:
         first = [f for f in definitions if f.path in defining or f.status == "removed"][:MAX_FILES]
         sides = [self._sides(commit, parent, f, defining.get(f.path)) for f in first]
         found = option_changes(sides)
-        if not found.removed:
-            return found
-        # Where a removed option may have gone: anywhere in the commit's definition files, read whole.
-        after: set[str] = set()
-        for f in [f for f in definitions if f.status != "removed"][:MAX_FILES]:
-            after.update(self.options(commit, f.path, None) or {})
-        owners = {OptionChanges.owner(k) for k in after}
-        gone = {k: v for k, v in found.removed.items() if k not in after}
-        kept = sorted({OptionChanges.owner(k) for k in gone} & owners)
-        return found.model_copy(update={"removed": gone, "kept": kept})
+        if all(k.startswith("param:") for k in found.removed):
+            return found  # none, or parameters: their functions' new signatures are in the blocks read
+        # Where a removed option may have gone: anywhere in the commit's definition files. Its name in
+        # their text is enough to say it stayed (nothing is parsed for it).
+        texts = [self.text(f"{commit}:{f.path}") for f in definitions if f.status != "removed"][:MAX_FILES]
+        after = "\n".join(found[1] for found in texts if found is not None)
+        read = {OptionChanges.owner(k) for k in found.added} | set(found.kept)  # owners in the blocks read
+        gone = {k: v for k, v in found.removed.items() if not still_named(k, after, read)}
+        return found.model_copy(update={"removed": gone})
 
     def _sides(self, commit: str, parent: str | None, f: FileChange, touched: Touched | None) -> Sides:
         """(path before, path after, options before, options after) of one file, in the blocks the commit
-        touched (``touched`` None, or a renamed file: the whole file); ``parent`` None: its options after
-        alone (where a removed option may have gone)."""
+        touched (``touched`` None: the whole file); ``parent`` None: its options after alone."""
         old_path = f.previous_path or f.path
-        whole = f.status == "renamed" or touched is None
-        before_spans = None if whole or touched is None else touched.before
-        after_spans = None if whole or touched is None else touched.after
+        before_spans = None if touched is None else touched.before
+        after_spans = None if touched is None else touched.after
         before = self.options(parent, old_path, before_spans) if parent and f.status != "added" else None
         if parent is not None and not before:
             return old_path, f.path, before, None  # it exposed nothing: it cannot have removed or changed any
@@ -118,56 +115,14 @@ class Blobs:
             self._proc = None
 
 
-# A removed line that could define an option the rules judge: a quoted flag, an environment read, a field
-# of a class body ("    lr: float = 1e-3"), a signature with a default ("def f(x=1", "    seed: int = 0,").
-# Any removed line of a config file could.
-_DEFINING = re.compile(
-    r"""["']--[A-Za-z0-9][\w-]*["']|environ|getenv"""
-    r"|^-(?: {4}|\t)[A-Za-z_]\w*\s*:\s*\S"
-    r"|^-\s*(?:async\s+)?def\s+\w+\(.*="
-    r"|^-\s+\*?[A-Za-z_]\w*(?:\s*:[^=]*)?\s*=[^=].*,\s*$"
-)
-
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
-@dataclass
-class Touched:
-    """The hunks of one file whose removed lines could define an option: (first line, count) spans of the
-    file before and after."""
-
-    before: list[tuple[int, int]] = field(default_factory=list)
-    after: list[tuple[int, int]] = field(default_factory=list)
-
-
-def defining_files(patch: str) -> dict[str, Touched]:
-    """The files of a commit's `-U0` patch whose removed lines could define an option, with the spans it
-    changed: a commit that only adds options, or changes code around them, changes none of them (its
-    files are not read), and of a file only the blocks it touched are."""
-    found: dict[str, Touched] = {}
-    path = ""
-    hunk: tuple[tuple[int, int], tuple[int, int]] | None = None  # the current hunk, until it defines
-    for line in patch.splitlines():
-        if line.startswith("+++ "):
-            new = line[4:].strip()
-            path = new.removeprefix("b/") if new != "/dev/null" else path
-        elif line.startswith("--- "):
-            old = line[4:].strip()
-            path, hunk = (old.removeprefix("a/") if old != "/dev/null" else ""), None
-        elif line.startswith("@@") and path:
-            m = _HUNK.match(line)
-            hunk = (
-                ((int(m.group(1)), int(m.group(2) or 1)), (int(m.group(3)), int(m.group(4) or 1)))
-                if m
-                else None
-            )
-        elif (
-            line.startswith("-") and hunk is not None and (not path.endswith(".py") or _DEFINING.search(line))
-        ):
-            # Only the hunks whose removed lines could define an option are read.
-            touched = found.setdefault(path, Touched())
-            touched.before.append(hunk[0])
-            touched.after.append(hunk[1])
-            hunk = None
-    return found
+def still_named(key: str, text: str, read: set[str]) -> bool:
+    """Whether ``text`` still names the option ``key``: its quoted flag or variable anywhere; a field, when
+    its class was not among the blocks read (``read``: their owners) but is still defined with it."""
+    kind, _, name = key.partition(":")
+    if kind in ("flag", "env"):
+        return f'"{name}"' in text or f"'{name}'" in text
+    if kind == "field" and OptionChanges.owner(key) not in read:
+        cls, _, attr = name.rpartition(".")
+        defined = re.search(rf"^\s*class\s+{re.escape(cls)}\b", text, re.M) is not None
+        return defined and re.search(rf"^\s+{re.escape(attr)}\s*:", text, re.M) is not None
+    return False  # a config key, a parameter, a field of a class read: as the blocks read say

@@ -21,8 +21,9 @@ from prdigest.config.repo_file import FILE_NAME
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
-from prdigest.sources.git.blobs import Blobs, Touched, defining_files
+from prdigest.sources.git.blobs import Blobs
 from prdigest.sources.git.output import numstat_changes, stream_records
+from prdigest.sources.options.patch import Touched, defining_files
 from prdigest.sources.parsing import excerpt, references
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 MAX_CHARS = 400_000  # a generated or vendored file: not read
 _MAY_READ = re.compile(r"""add_argument|option\(|Option\(|Argument\(|add_option|environ|getenv""")
@@ -48,10 +49,8 @@ def python_options(text: str, public: bool = True) -> dict[str, str]:
     return found
 
 
-# A line that starts a top-level statement (not one that continues the one before).
-_TOP = re.compile(r"^(?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
-_BODY = re.compile(r"^    (?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
 BIG_BLOCK = 4_000  # characters: a longer block is read by the statements of its body that were changed
+MAX_NARROWING = 16  # indentation (spaces) past which a block is read whole
 
 
 def touched_blocks(text: str, spans: list[tuple[int, int]]) -> list[str]:
@@ -60,17 +59,29 @@ def touched_blocks(text: str, spans: list[tuple[int, int]]) -> list[str]:
     Lines are split where a top-level statement starts; a block cut wrongly (text at column 0 inside a
     string) does not parse and exposes nothing."""
     lines = text.splitlines(keepends=True)
-    out = []
-    for a, b in _picked(lines, _TOP, 0, len(lines), spans):
-        block = lines[a:b]
-        if sum(map(len, block)) <= BIG_BLOCK:
-            out.append("".join(block))
-            continue
-        # A long class or function: its header (decorators, signature) with the body statements touched.
-        head = next((i + 1 for i, line in enumerate(block) if line.rstrip().endswith(":")), len(block))
-        body = _picked(lines, _BODY, a + head, b, spans)
-        out.append("".join(block[:head] + [line for c, d in body for line in lines[c:d]] + ["    pass\n"]))
-    return out
+    return [
+        "".join(_narrowed(lines, a, b, spans, 0))
+        for a, b in _picked(lines, _statement(0), 0, len(lines), spans)
+    ]
+
+
+def _narrowed(lines: list[str], a: int, b: int, spans: list[tuple[int, int]], indent: int) -> list[str]:
+    """A statement's lines; a long one's header (decorators, signature) with the statements of its body
+    that the spans touch, each narrowed the same way, then a ``pass`` that keeps it valid."""
+    block = lines[a:b]
+    if sum(map(len, block)) <= BIG_BLOCK or indent >= MAX_NARROWING:
+        return block
+    head = next((i + 1 for i, line in enumerate(block) if line.rstrip().endswith(":")), len(block))
+    inner = indent + 4
+    body = _picked(lines, _statement(inner), a + head, b, spans)
+    narrowed = [line for c, d in body for line in _narrowed(lines, c, d, spans, inner)]
+    return [*block[:head], *narrowed, " " * inner + "pass\n"]
+
+
+@lru_cache(maxsize=8)
+def _statement(indent: int) -> re.Pattern[str]:
+    """A line that starts a statement at this indentation (not one that continues the one before)."""
+    return re.compile(rf"^ {{{indent}}}(?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
 
 
 def _picked(
