@@ -186,3 +186,45 @@ def test_a_renamed_config_file_keeps_its_keys() -> None:
         [("configs/a.yaml", "configs/b.yaml", keys, options_of("configs/b.yaml", "lr: 0.1\n"))]
     )
     assert changes.removed == {}
+
+
+PATCH = """diff --git a/trainer/args.py b/trainer/args.py
+--- a/trainer/args.py
++++ b/trainer/args.py
+@@ -10,1 +10,1 @@ def add_args(parser):
+-    parser.add_argument("--lr", type=float, default=1e-3, help="the rate")
++    parser.add_argument("--lr", type=float, default=1e-3, help="the learning rate")
+@@ -20,1 +20,1 @@ def add_args(parser):
+-    total = compute(x)
++    total = compute(x, y)
+diff --git a/trainer/config.py b/trainer/config.py
+--- a/trainer/config.py
++++ b/trainer/config.py
+@@ -5,1 +5,1 @@ class TrainConfig:
+-    warmup: int = 10
++    warmup: int = 100
+diff --git a/tests/test_args.py b/tests/test_args.py
+--- a/tests/test_args.py
++++ b/tests/test_args.py
+@@ -1,1 +0,0 @@
+-    parser.add_argument("--gone", default=1)
+"""
+
+
+def test_only_the_hunks_that_may_change_an_option_are_read() -> None:
+    from prdigest.sources.options.patch import defining_files
+
+    found = defining_files(PATCH)
+    # A help text reworded and code changed around the options: args.py is not read; the default moved.
+    assert set(found) == {"trainer/config.py"}
+    assert found["trainer/config.py"].before == [(5, 1)] and found["trainer/config.py"].after == [(5, 1)]
+
+
+def test_a_long_block_is_read_by_its_changed_statements() -> None:
+    from prdigest.sources.options.python import BIG_BLOCK, touched_blocks
+
+    filler = "".join(f"    x{i} = compute({i})\n" for i in range(BIG_BLOCK // 20))
+    text = "import os\n\n\ndef add_args(parser):\n" + filler + '    parser.add_argument("--lr", default=1)\n'
+    line = text.count("\n")  # the flag's line, 1-based
+    (piece,) = touched_blocks(text, [(line, 1)])
+    assert len(piece) < 400 and python_options(piece) == {"flag:--lr": "1"}

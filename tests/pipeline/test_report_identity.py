@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "9fee860a819eb1fc435abd39867b8b615fdcb7122d96ade3b00fc1cdc2c05fb4",
-    "demo-en": "a7c2332dcd963e04a17b162881b179c23bc1073a54256d5e4145b7158f4b38b5",
-    "2000-zh": "f33d33769f7cbbd0eeca7510ef4472f1a43ce2ae68f96d6cdc0e17063b7f8fe9",
-    "2000-en": "071ea1811e34a95673bbe6ae095de0abe66b0c3af8d71a4ab2f0653d2e38e15f",
+    "demo-zh": "dd2be538f7ad6a5575c8dbda35925d750e49667e49eeb413497526cc81c1c574",
+    "demo-en": "e576e3419527c2a53909bcc4b3fca8fc1525194a81440aacfbe751248a775c34",
+    "2000-zh": "db24087a7467007320e420f6a42ea9f6e6e9ff8f52122967afe129b446aef890",
+    "2000-en": "075530f1b9d33ce9d93c8463cf463c16b89481af38078b6d5f7f4efd6e8d3b59",
 }
 
 

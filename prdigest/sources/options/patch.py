@@ -69,23 +69,28 @@ def defining_files(patch: str) -> dict[str, Touched]:
     path = ""
     hunk: _Hunk | None = None
     for line in patch.splitlines():
-        if line.startswith("+++ "):
-            new = line[4:].strip()
-            path = new.removeprefix("b/") if new != "/dev/null" else path
-        elif line.startswith("--- "):
-            old = line[4:].strip()
-            path, hunk = (old.removeprefix("a/") if old != "/dev/null" else ""), None
-        elif line.startswith("@@") and path and (is_definition(path) or path in files):
+        mark = line[:1]
+        if mark == "-":
+            if line.startswith("--- "):
+                old = line[4:].strip()
+                path, hunk = (old.removeprefix("a/") if old != "/dev/null" else ""), None
+            elif hunk is not None:
+                hunk.removed.append(line[1:])
+        elif mark == "+":
+            if line.startswith("+++ "):
+                new = line[4:].strip()
+                path = new.removeprefix("b/") if new != "/dev/null" else path
+            elif hunk is not None:
+                hunk.added.append(line[1:])
+        elif mark == "@" and path and (path in files or is_definition(path)):
             m = _HUNK.match(line)
             hunk = None
             if m:
                 spans = (int(m.group(1)), int(m.group(2) or 1)), (int(m.group(3)), int(m.group(4) or 1))
                 hunk = _Hunk(*spans)
                 files.setdefault(path, []).append(hunk)
-        elif hunk is not None and line.startswith("-"):
-            hunk.removed.append(line[1:])
-        elif hunk is not None and line.startswith("+"):
-            hunk.added.append(line[1:])
+        elif mark == "d":  # "diff --git": a new file; its hunks start after its header
+            hunk = None
     found: dict[str, Touched] = {}
     for name, hunks in files.items():
         if is_config_file(name):
