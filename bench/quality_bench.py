@@ -14,6 +14,7 @@ every week (`<figure>=value`):
   spearman       rank correlation of labelled and reported importance over all PRs of the week
   story_f1       B-cubed F1 of the report's themes against the labelled stories
   risk_level_ok  1 where the week's risk level equals the label
+  <label>_precision, <label>_recall   each judgement label over a repository's weeks (micro-averaged)
 
 `--llm-replay` builds the weeks that have answers in `<shared>/data/llm_answers/` through the
 LLM engine, with a fake OpenAI server replaying those answers, and prints the same figures with
@@ -112,6 +113,18 @@ def bcubed_f1(themes: list[list[int]], stories: dict[int, str]) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def label_counts(judged: Judged, labels: dict) -> dict[str, list[int]]:
+    """Per judged label, [true positives, false positives, false negatives] over the week's PRs."""
+    counts = {label: [0, 0, 0] for label in JUDGED}
+    for pr in labels["prs"]:
+        want, got = set(pr["risks"]) & set(JUDGED), judged.risks.get(pr["number"], set())
+        for label in JUDGED:
+            counts[label][0] += label in want & got
+            counts[label][1] += label in got - want
+            counts[label][2] += label in want - got
+    return counts
+
+
 def score(judged: Judged, labels: dict) -> tuple[dict[str, float], list[str]]:
     """The figures of one week, and the disagreements behind them."""
     tp = fp = fn = 0
@@ -177,10 +190,15 @@ def report_weeks(
     weeks (``<owner>__<name>_<figure>``) and the mean over every week (``<figure>``), prefixed with
     ``name``."""
     per_repo: dict[str, list[dict[str, float]]] = {}
+    per_label: dict[str, dict[str, list[int]]] = {}
     for path, labels in weeks:
-        figures, notes = score(make(labels), labels)
+        judged = make(labels)
+        figures, notes = score(judged, labels)
         repo = slug(labels["repo"])
         per_repo.setdefault(repo, []).append(figures)
+        counts = per_label.setdefault(repo, {label: [0, 0, 0] for label in JUDGED})
+        for label, (tp, fp, fn) in label_counts(judged, labels).items():
+            counts[label] = [counts[label][0] + tp, counts[label][1] + fp, counts[label][2] + fn]
         for key in FIGURES:
             print(f"{name}{repo}_{key}_{labels['since']}={figures[key]:.2f}", flush=True)
         if verbose:
@@ -188,6 +206,9 @@ def report_weeks(
     for repo, found in per_repo.items():
         for key in FIGURES:
             print(f"{name}{repo}_{key}={mean(w[key] for w in found):.2f}", flush=True)
+        for label, (tp, fp, fn) in per_label[repo].items():  # each label over the repository's weeks
+            print(f"{name}{repo}_{label}_precision={tp / (tp + fp) if tp + fp else 1.0:.2f}", flush=True)
+            print(f"{name}{repo}_{label}_recall={tp / (tp + fn) if tp + fn else 1.0:.2f}", flush=True)
     every = [w for found in per_repo.values() for w in found]
     for key in FIGURES:
         print(f"{name}{key}={mean(w[key] for w in every):.2f}", flush=True)
