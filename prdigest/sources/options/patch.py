@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from prdigest.sources.options import is_definition
 from prdigest.sources.options.files import is_config_file
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*$", re.M)
+# A file's header: its path before and after (/dev/null: it is added or deleted).
+_SECTION = re.compile(r"^--- (?:a/(?P<old>[^\n]*)|/dev/null)\n\+\+\+ (?:b/(?P<new>[^\n]*)|/dev/null)$", re.M)
+_REMOVED = re.compile(r"^-([^\n]*)$", re.M)
+_ADDED = re.compile(r"^\+([^\n]*)$", re.M)
 _FLAG = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
 _ENV = re.compile(r"""(?:getenv|environ(?:\.get|\.setdefault|\.pop)?)\s*[(\[]\s*["'](\w+)["']""")
 # A class-body field ("    lr: float = 1e-3"), an argument on its own line ("        seed=0,"), a default.
@@ -64,33 +68,22 @@ def pairs(line: str) -> set[tuple[str, str]]:
 
 
 def defining_files(patch: str) -> dict[str, Touched]:
-    """The files of the patch that may have changed an option, with the hunks that may have."""
+    """The files of the patch that may have changed an option, with the hunks that may have. Sections of
+    other files are skipped whole, and lines are found by regular expressions, not one by one."""
     files: dict[str, list[_Hunk]] = {}
-    path = ""
-    hunk: _Hunk | None = None
-    for line in patch.splitlines():
-        mark = line[:1]
-        if mark == "-":
-            if line.startswith("--- "):
-                old = line[4:].strip()
-                path, hunk = (old.removeprefix("a/") if old != "/dev/null" else ""), None
-            elif hunk is not None:
-                hunk.removed.append(line[1:])
-        elif mark == "+":
-            if line.startswith("+++ "):
-                new = line[4:].strip()
-                path = new.removeprefix("b/") if new != "/dev/null" else path
-            elif hunk is not None:
-                hunk.added.append(line[1:])
-        elif mark == "@" and path and (path in files or is_definition(path)):
-            m = _HUNK.match(line)
-            hunk = None
-            if m:
-                spans = (int(m.group(1)), int(m.group(2) or 1)), (int(m.group(3)), int(m.group(4) or 1))
-                hunk = _Hunk(*spans)
-                files.setdefault(path, []).append(hunk)
-        elif mark == "d":  # "diff --git": a new file; its hunks start after its header
-            hunk = None
+    sections = list(_SECTION.finditer(patch))
+    for k, section in enumerate(sections):
+        path = section.group("new") or section.group("old")
+        if not path or not is_definition(path):
+            continue
+        end = sections[k + 1].start() if k + 1 < len(sections) else len(patch)
+        heads = list(_HUNK.finditer(patch, section.end(), end))
+        for h, head in enumerate(heads):
+            body = patch[head.end() : heads[h + 1].start() if h + 1 < len(heads) else end]
+            spans = (int(head[1]), int(head[2] or 1)), (int(head[3]), int(head[4] or 1))
+            files.setdefault(path, []).append(
+                _Hunk(*spans, removed=_REMOVED.findall(body), added=_ADDED.findall(body))
+            )
     found: dict[str, Touched] = {}
     for name, hunks in files.items():
         if is_config_file(name):
