@@ -22,8 +22,9 @@ KEPT = 20_000  # blob ids whose options are remembered
 class Blobs:
     """``git cat-file --batch`` in ``path``, started on first use and ended by `close`."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, config: tuple[str, ...] = ()):
         self.path = path
+        self.config = config  # ``-c`` options, such as the log walks' bounds on mapped packs
         self._proc: subprocess.Popen[bytes] | None = None
         self._options: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -98,7 +99,7 @@ class Blobs:
         if self._proc is None:
             try:
                 self._proc = subprocess.Popen(
-                    ["git", "-C", str(self.path), "cat-file", "--batch"],
+                    ["git", *self.config, "-C", str(self.path), "cat-file", "--batch"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 )  # fmt: skip
             except FileNotFoundError:

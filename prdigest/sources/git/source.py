@@ -141,7 +141,7 @@ class GitSource(Source):
         # next days' commits for nothing, a week's worth when the history reads the weeks before a report.
         since = (window.start - timedelta(days=2)).isoformat()
         batch: list[tuple[_Commit, str]] = []
-        blobs = Blobs(self.path)
+        blobs = Blobs(self.path, _CONFIG)
         try:
             for commit, excerpted in self._commits(f"--since={since}", f"--until={window.end.isoformat()}"):
                 if window.contains(commit.committed_at):
@@ -177,7 +177,7 @@ class GitSource(Source):
     def fetch_pr(self, number: int) -> PullRequest | None:
         """One PR by number, from anywhere in the first-parent history; None when no commit names it."""
         grep = ("--fixed-strings", f"--grep=(#{number})", f"--grep=Merge pull request #{number} ")
-        blobs = Blobs(self.path)
+        blobs = Blobs(self.path, _CONFIG)
         try:
             for commit, excerpted in self._commits(*grep):
                 pr = self._to_pr(commit, excerpted, self._authors(commit.parents[1:2]), blobs)
