@@ -13,6 +13,8 @@ import re
 from functools import lru_cache
 
 MAX_CHARS = 400_000  # a generated or vendored file: not read
+# What any option needs in the text: a quoted flag, an environment read, a class, a signature's default.
+_MAY_DEFINE = re.compile(r"""["']--[A-Za-z0-9]|environ|getenv|^[ \t]*class\s|\bdef\s+\w+\s*\([^)]*=""", re.M)
 _MAY_READ = re.compile(r"""add_argument|option\(|Option\(|Argument\(|add_option|environ|getenv""")
 
 _CONFIG_BASES = ("BaseModel", "BaseSettings", "Config", "Args", "Arguments", "Settings", "Options", "Params")
@@ -24,8 +26,8 @@ _ENV_CALLS = ("getenv", "get", "setdefault")
 def python_options(text: str, public: bool = True) -> dict[str, str]:
     """``flag:--name``, ``field:Class.name``, ``env:NAME`` and (for a public module) ``param:func.name``
     keys with their defaults; {} for a file that does not parse or is too large or deep to read."""
-    if len(text) > MAX_CHARS:
-        return {}
+    if len(text) > MAX_CHARS or not _MAY_DEFINE.search(text):
+        return {}  # too large, or no flag, variable, class or default a parse could find
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
