@@ -16,6 +16,10 @@ JUDGEMENT_LABELS = (
 )
 
 
+# A default worth comparing: a number, a string, a constant or a name; not a call whose help text changed.
+LITERAL = re.compile(r"""^(-?[\d.e_+]+|True|False|None|"[^"]*"|'[^']*'|[A-Za-z_][\w.]*)$""")
+
+
 class Finding(NamedTuple):
     evidence: str
     source: str  # diff, title, body, paths, reviews, checks

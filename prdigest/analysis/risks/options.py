@@ -11,13 +11,11 @@ from __future__ import annotations
 import re
 
 from prdigest.analysis.facts import Facts
-from prdigest.analysis.risks.common import Evidence
+from prdigest.analysis.risks.common import LITERAL, Evidence
 from prdigest.models import OptionChanges
 from prdigest.path_kinds import is_test
 
 SHOWN = 4
-# A default worth comparing: a literal or a constant, not a call or an expression whose text moved.
-_LITERAL = re.compile(r"""^(-?[\d.e_+]+|True|False|None|"[^"]*"|'[^']*'|[A-Za-z_][\w.]*)$""")
 # Kinds whose removal breaks those who set them; a parameter only when its function stays.
 _SET_BY_USERS = ("flag", "field", "env", "key")
 
@@ -74,7 +72,7 @@ def option_breaking(options: OptionChanges | None, f: Facts, t: dict[str, str]) 
         names = ", ".join(shown(k) for k in removed[:SHOWN]) + more
         return t["ev_option_removed"].format(path=path, names=names), "diff"
     for key, (old, new) in sorted(options.changed.items()):
-        if old and new and _LITERAL.match(old) and _LITERAL.match(new):
+        if old and new and LITERAL.match(old) and LITERAL.match(new):
             return t["ev_config_default"].format(
                 name=shown(key), old=old, new=new, path=options.paths.get(key, "")
             ), "diff"

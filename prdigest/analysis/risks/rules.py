@@ -18,6 +18,7 @@ import re
 from prdigest.analysis.facts import Facts, FileDiff
 from prdigest.analysis.risks.common import (
     JUDGEMENT_LABELS,
+    LITERAL,
     Evidence,
     Finding,
     may_hold,
@@ -120,8 +121,6 @@ def _fields(lines: list[str]) -> dict[str, str]:
     return out
 
 
-# A default worth comparing: a number, a string, a constant or a name; not a call whose help text changed.
-_LITERAL = re.compile(r"""^(-?[\d.e_]+|True|False|None|"[^"]*"|'[^']*'|[A-Za-z_][\w.]*)$""")
 
 
 def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
@@ -136,7 +135,7 @@ def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
             before = _DEFAULT.search(before_line)
             assert before is not None
             old, new = before.group(1).strip(), after.group(1).strip()
-            if old != new and _LITERAL.match(old) and _LITERAL.match(new):
+            if old != new and LITERAL.match(old) and LITERAL.match(new):
                 flags = _QUOTED_FLAG.findall(line) or sorted(option_flags(d.removed))
                 return (flags[0] if len(flags) == 1 else d.path.rsplit("/", 1)[-1]), old, new
     return None
@@ -200,7 +199,7 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
         changed = [
             n
             for n in before
-            if n in after and before[n] != after[n] and _LITERAL.match(before[n]) and _LITERAL.match(after[n])
+            if n in after and before[n] != after[n] and LITERAL.match(before[n]) and LITERAL.match(after[n])
         ]
         if changed:
             name = changed[0]
