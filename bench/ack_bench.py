@@ -66,6 +66,7 @@ def measure(events: int = 50) -> dict[str, float]:
             "PRDIGEST_SLACK_SIGNING_SECRET": slack.signing_secret,
             "PRDIGEST_SLACK_MODE": "http",
             "PRDIGEST_SLACK_API_URL": slack.url,
+            "PRDIGEST_ACCESS__OPEN": "true",  # one team's install: the bench's channel sees the demo week
         }
         settings = load_settings(env=env)
         store = Store(Path(tmp) / "bench.db")

@@ -97,6 +97,7 @@ def measure(
             "PRDIGEST_LLM_BASE_URL": llm.url,
             "PRDIGEST_LLM_MODEL": "fake-model",
             "PRDIGEST_LLM_API_KEY": KEY,
+            "PRDIGEST_ACCESS__OPEN": "true",  # one team's install: the bench's channel sees the week
         }
         source, window, monday = week(Path(tmp), shared)
         store = Store(Path(tmp) / "bench.db")
