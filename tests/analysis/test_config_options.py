@@ -1,19 +1,24 @@
 """config_breaking from what a project exposes, in each style projects keep their options: a clone the test
-builds, one PR that changes an option, read by the git source (the files' texts before and after the PR)
-and judged by the rules."""
+builds, one PR that changes an option, read by each source (the files' texts before and after the PR: a
+clone's commits, GitHub's `object(expression:)` answers) and judged by the rules."""
 
 from __future__ import annotations
 
+import difflib
+import functools
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from conftest import commit, new_repo
+from fakes.github_api import TOKEN, FakeFile, FakeGitHub, FakeRepo
 
 from prdigest.analysis.rules import analyse
 from prdigest.config import load_settings
 from prdigest.models import PullRequest, Window
 from prdigest.sources.git.source import GitSource
+from prdigest.sources.github.source import ClientOptions, GitHubClient, GitHubSource
 from prdigest.sources.options import option_changes, options_of
 from prdigest.sources.options.files import MAX_CHARS as MAX_CONFIG_CHARS
 from prdigest.sources.options.python import MAX_CHARS, python_options
@@ -22,9 +27,23 @@ WEEK = Window(since="2026-09-07", until="2026-09-13", tz="UTC")
 NOW = datetime(2026, 9, 14, tzinfo=UTC)
 
 
-def the_pr(tmp_path: Path, before: dict[str, str], after: dict[str, str | None], title: str) -> PullRequest:
-    """A clone whose first commit holds ``before`` and whose PR #7 (in WEEK) writes ``after`` (None: the
-    file is deleted); the PR as the git source reads it."""
+PRRead = Callable[[dict[str, str], dict[str, str | None], str], PullRequest]
+
+
+@pytest.fixture(params=["git", "github"])
+def the_pr(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PRRead]:
+    """PR #7 (in WEEK) of a repository whose files are ``before`` and which writes ``after`` (None: the
+    file is deleted), as each source reads it: a clone's commits, or GitHub's answers (the fake)."""
+    if request.param == "git":
+        yield functools.partial(_from_clone, tmp_path)
+        return
+    with FakeGitHub() as fake:
+        yield functools.partial(_from_github, fake)
+
+
+def _from_clone(
+    tmp_path: Path, before: dict[str, str], after: dict[str, str | None], title: str
+) -> PullRequest:
     repo = new_repo(tmp_path / "repo")
     for name, text in before.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -38,6 +57,24 @@ def the_pr(tmp_path: Path, before: dict[str, str], after: dict[str, str | None],
             (repo / name).write_text(text)
     commit(repo, f"{title} (#7)", "2026-09-08T10:00:00+00:00")
     (pr,) = [p for p in GitSource(repo, repo="acme/trainer").fetch(WEEK) if p.number == 7]
+    return pr
+
+
+def _from_github(
+    fake: FakeGitHub, before: dict[str, str], after: dict[str, str | None], title: str
+) -> PullRequest:
+    files = []
+    for path, new in after.items():
+        old = before.get(path)
+        lines = list(difflib.ndiff((old or "").splitlines(), (new or "").splitlines()))
+        change = "ADDED" if old is None else "DELETED" if new is None else "MODIFIED"
+        plus, minus = sum(x[0] == "+" for x in lines), sum(x[0] == "-" for x in lines)
+        files.append(FakeFile(path, plus, minus, change, before=old, after=new))
+    repo = fake.add_repo(FakeRepo("acme/trainer"))
+    repo.add(7, title=title, merged_at=datetime(2026, 9, 8, 10, tzinfo=UTC), files=files)
+    client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=3, retries=0, backoff=0))
+    (pr,) = GitHubSource(client, "acme/trainer").fetch(WEEK)
+    assert pr.options is not None  # every text it needed was read
     return pr
 
 
@@ -59,9 +96,8 @@ class TrainConfig:
 """
 
 
-def test_a_yaml_key_renamed(tmp_path: Path) -> None:
+def test_a_yaml_key_renamed(the_pr: PRRead) -> None:
     pr = the_pr(
-        tmp_path,
         {"configs/train.yaml": "optimizer:\n  lr: 0.001\n  betas: [0.9, 0.99]\nsteps: 100\n"},
         {"configs/train.yaml": "optimizer:\n  learning_rate: 0.001\n  betas: [0.9, 0.99]\nsteps: 100\n"},
         "rename the optimizer's lr",
@@ -71,27 +107,26 @@ def test_a_yaml_key_renamed(tmp_path: Path) -> None:
     assert "configs/train.yaml" in evidence
 
 
-def test_a_dataclass_field_removed(tmp_path: Path) -> None:
+def test_a_dataclass_field_removed(the_pr: PRRead) -> None:
     after = DATACLASS.replace("    warmup_steps: int = 10\n", "")
-    pr = the_pr(tmp_path, {"trainer/schedule.py": DATACLASS}, {"trainer/schedule.py": after}, "drop warmup")
+    pr = the_pr({"trainer/schedule.py": DATACLASS}, {"trainer/schedule.py": after}, "drop warmup")
     evidence = breaking(pr)
     assert evidence is not None and "TrainConfig.warmup_steps" in evidence
 
 
-def test_a_default_changed(tmp_path: Path) -> None:
+def test_a_default_changed(the_pr: PRRead) -> None:
     after = DATACLASS.replace("lr: float = 1e-3", "lr: float = 1e-4")
-    pr = the_pr(tmp_path, {"trainer/schedule.py": DATACLASS}, {"trainer/schedule.py": after}, "lower the lr")
+    pr = the_pr({"trainer/schedule.py": DATACLASS}, {"trainer/schedule.py": after}, "lower the lr")
     evidence = breaking(pr)
     assert (
         evidence is not None and "TrainConfig.lr" in evidence and "0.001" in evidence and "0.0001" in evidence
     )
 
 
-def test_a_pydantic_field_renamed(tmp_path: Path) -> None:
+def test_a_pydantic_field_renamed(the_pr: PRRead) -> None:
     model = "from pydantic import BaseModel\n\n\nclass Serving(BaseModel):\n"
     model += "    batch_size: int = 8\n    port: int = 80\n"
     pr = the_pr(
-        tmp_path,
         {"trainer/serving.py": model},
         {"trainer/serving.py": model.replace("batch_size", "micro_batch_size")},
         "clearer batch size",
@@ -102,13 +137,12 @@ def test_a_pydantic_field_renamed(tmp_path: Path) -> None:
     )
 
 
-def test_an_environment_variable_dropped(tmp_path: Path) -> None:
+def test_an_environment_variable_dropped(the_pr: PRRead) -> None:
     code = (
         'import os\n\nCACHE = os.environ.get("TRAINER_CACHE_DIR", "/tmp/cache")\n'
         'DEBUG = os.getenv("TRAINER_DEBUG")\n'
     )
     pr = the_pr(
-        tmp_path,
         {"trainer/paths.py": code},
         {"trainer/paths.py": 'CACHE = "/var/cache/trainer"\nDEBUG = None\n'},
         "fixed cache dir",
@@ -117,29 +151,27 @@ def test_an_environment_variable_dropped(tmp_path: Path) -> None:
     assert evidence is not None and "$TRAINER_CACHE_DIR" in evidence
 
 
-def test_a_click_option_removed(tmp_path: Path) -> None:
+def test_a_click_option_removed(the_pr: PRRead) -> None:
     cli = (
         "import click\n\n\n@click.command()\n@click.option('--steps', default=100)\n"
         "@click.option('--dry-run', is_flag=True)\ndef main(steps, dry_run):\n    pass\n"
     )
     after = cli.replace("@click.option('--dry-run', is_flag=True)\n", "").replace(", dry_run", "")
-    pr = the_pr(tmp_path, {"trainer/cli.py": cli}, {"trainer/cli.py": after}, "simplify the cli")
+    pr = the_pr({"trainer/cli.py": cli}, {"trainer/cli.py": after}, "simplify the cli")
     evidence = breaking(pr)
     assert evidence is not None and "--dry-run" in evidence
 
 
-def test_a_public_function_parameter_removed(tmp_path: Path) -> None:
+def test_a_public_function_parameter_removed(the_pr: PRRead) -> None:
     api = "def train(model, steps=100, seed=0):\n    return model\n\n\ndef _helper(x, y=1):\n    return x\n"
     after = api.replace(", seed=0", "").replace("x, y=1", "x")
-    pr = the_pr(tmp_path, {"trainer/api.py": api}, {"trainer/api.py": after}, "drop the seed")
+    pr = the_pr({"trainer/api.py": api}, {"trainer/api.py": after}, "drop the seed")
     evidence = breaking(pr)
     assert evidence is not None and "train(seed=)" in evidence and "_helper" not in evidence
 
 
-def test_a_deleted_config_class_is_named(tmp_path: Path) -> None:
-    pr = the_pr(
-        tmp_path, {"trainer/schedule.py": DATACLASS}, {"trainer/schedule.py": None}, "remove the schedule"
-    )
+def test_a_deleted_config_class_is_named(the_pr: PRRead) -> None:
+    pr = the_pr({"trainer/schedule.py": DATACLASS}, {"trainer/schedule.py": None}, "remove the schedule")
     evidence = breaking(pr)
     assert evidence is not None and "TrainConfig.lr" in evidence
 
@@ -162,8 +194,8 @@ def test_a_deleted_config_class_is_named(tmp_path: Path) -> None:
     ],
     ids=["added", "moved", "test", "example", "function-gone"],
 )
-def test_what_does_not_break_anyone(tmp_path: Path, before: dict, after: dict) -> None:
-    assert breaking(the_pr(tmp_path, before, after, "tidy up")) is None
+def test_what_does_not_break_anyone(the_pr: PRRead, before: dict, after: dict) -> None:
+    assert breaking(the_pr(before, after, "tidy up")) is None
 
 
 def test_untrusted_files_are_bounded_and_a_broken_one_exposes_nothing() -> None:

@@ -19,6 +19,7 @@ queries.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import random
 import re
@@ -54,6 +55,9 @@ class FakeFile:
     additions: int
     deletions: int
     change: str = "MODIFIED"  # a PatchStatus
+    # Its text at the merge commit's parent and at the merge commit (None: no text, as for an absent file).
+    before: str | None = None
+    after: str | None = None
 
 
 @dataclass
@@ -164,6 +168,7 @@ class FakeRepo:
     fork: bool = False
     archived: bool = False
     private: bool = False  # the bot's token reads it all the same
+    broken_texts: set[str] = field(default_factory=set)  # paths whose texts GitHub fails to give
 
     def add(self, number: int | None = None, **fields: Any) -> FakePR:
         number = number or max(self.prs, default=0) + 1
@@ -445,12 +450,34 @@ def _repo_node(repo: FakeRepo, get_pr: Callable[[int], Any] | None = None) -> di
 
 
 def _object(repo: FakeRepo, expression: str | None) -> dict[str, Any] | None:
-    """``HEAD:path`` (or ``<default branch>:path``): the file's blob; None when there is none."""
+    """``HEAD:path`` (or ``<default branch>:path``): the file's blob at the head; ``<merge oid>:path`` and
+    ``<merge oid>^:path``: a merged PR's file after and before it. None when there is none."""
     ref, _, path = (expression or "").partition(":")
-    if repo.empty or ref not in ("HEAD", repo.default_branch) or path not in repo.files:
+    if path in repo.broken_texts:
+        raise graphql.GraphQLError("Something went wrong while executing your query.")
+    if repo.empty:
         return None
-    text = repo.files[path]
-    return {"__typename": "Blob", "id": f"B_{path}", "oid": "b" * 40, "text": text, "isBinary": False}
+    text = repo.files.get(path) if ref in ("HEAD", repo.default_branch) else _pr_file_text(repo, ref, path)
+    if text is None:
+        return None
+    size = len(text.encode())
+    blob_id = hashlib.sha1(f"blob {size}\0{text}".encode()).hexdigest()
+    return {
+        "__typename": "Blob", "id": f"B_{blob_id}", "oid": blob_id, "text": text, "isBinary": False,
+        "byteSize": size, "isTruncated": False,
+    }  # fmt: skip
+
+
+def _pr_file_text(repo: FakeRepo, ref: str, path: str) -> str | None:
+    """A file of a merged PR at its merge commit (``<oid>``) or that commit's parent (``<oid>^``)."""
+    oid, parent = ref.removesuffix("^"), ref.endswith("^")
+    pr = repo.prs.get(int(oid, 16)) if re.fullmatch(r"[0-9a-f]{40}", oid) else None
+    if pr is None or pr.merged_at is None:
+        return None
+    found = next((f for f in pr.files if f.path == path), None)
+    if found is None:
+        return None
+    return found.before if parent else found.after
 
 
 def _search_terms(query: str) -> dict[str, Any]:

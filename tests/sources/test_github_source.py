@@ -166,10 +166,11 @@ def test_sync_reads_every_pr_of_the_week_with_all_its_fields(
     cached = {pr.number: pr for pr in store.prs_in_window(REPO, WEEK)}
     for pr in want:
         assert actual(cached[pr.number]) == expected(pr), pr.number
-    # 2 listing pages of 100, 3 batches of 50, 1 request for the pages that overflowed.
-    assert fake.operations == {"ListMerged": 2, "PullRequests": 3, "FollowUp": 1}
-    assert result.requests == fake.requests == 6
-    assert result.rate_limit_remaining == fake.budget["graphql"] == 5000 - 6
+    # 2 listing pages of 100, 3 batches of 50, 1 request for the pages that overflowed with the first
+    # 200 texts of the definition files that lost lines (their options), 1 for the rest of the texts.
+    assert fake.operations == {"ListMerged": 2, "PullRequests": 3, "FollowUp": 2}
+    assert result.requests == fake.requests == 7
+    assert result.rate_limit_remaining == fake.budget["graphql"] == 5000 - 7
 
 
 def test_the_week_holds_bots_ghosts_forks_failing_checks_and_unresolved_threads(
@@ -305,7 +306,7 @@ def test_a_resync_reads_only_the_prs_github_updated(
     result = sync(store, GitHubSource(client, REPO), WEEK)
 
     assert result.fetched == [changed.number] and len(result.unchanged) == 119
-    assert fake.operations == {"ListMerged": 2, "PullRequests": 1}
+    assert fake.operations == {"ListMerged": 2, "PullRequests": 1, "FollowUp": 1}  # its files' texts
     cached = store.get_pr(REPO, changed.number)
     assert cached is not None and cached.comments is not None
     assert cached.comments[-1].body == "late review remark"
@@ -343,7 +344,7 @@ def test_5xx_answers_are_retried(fake: FakeGitHub, client: GitHubClient, store: 
     fake.fail("502", times=2)
     result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert len(result.fetched) == 30 and not result.partial
-    assert fake.requests == 2 + 2  # two 502s, then the listing and the batch
+    assert fake.requests == 2 + 3  # two 502s, then the listing, the batch and the files' texts
 
 
 def test_retries_are_bounded_and_back_off(
@@ -432,7 +433,7 @@ def test_a_timeout_is_retried(fake: FakeGitHub, client: GitHubClient, store: Sto
     result = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert len(result.fetched) == 30
     assert time.monotonic() - started < 9  # one 3-second timeout, not the 10-second answer
-    assert fake.counts["POST /graphql"] == 3
+    assert fake.counts["POST /graphql"] == 4  # the timeout, the listing, the batch, the files' texts
 
 
 def test_timeouts_that_persist_end_with_a_clear_error(fake: FakeGitHub, store: Store) -> None:
@@ -575,7 +576,7 @@ def test_github_enterprise_urls(store: Store) -> None:
 
         assert sync(store, GitHubSource(client, REPO), WEEK).fetched == [pr.number]
         assert client.fetch_diff(REPO, pr.number).startswith("diff --git a/a.py b/a.py")
-        assert ghe.counts == {"POST /api/graphql": 2, f"GET /api/v3/repos/{REPO}/pulls/{pr.number}": 1}
+        assert ghe.counts == {"POST /api/graphql": 3, f"GET /api/v3/repos/{REPO}/pulls/{pr.number}": 1}
 
 
 # --- one PR, and diffs -------------------------------------------------------------------
@@ -585,12 +586,12 @@ def test_fetch_pr_reads_one_pr_in_one_request(fake: FakeGitHub, client: GitHubCl
     want = in_window(fake, WEEK)[1]
     pr = GitHubSource(client, REPO).fetch_pr(want.number)
     assert pr is not None and actual(pr) == expected(want)
-    assert fake.operations == {"PullRequest": 1}
+    assert fake.operations == {"PullRequest": 1, "FollowUp": 1}  # and its definition files' texts
 
     overflowing = in_window(fake, WEEK)[0]  # 150 files, 60 reviews, 70 threads, 120 comments
     pr = client.fetch_pr(REPO, overflowing.number)
     assert pr is not None and actual(pr) == expected(overflowing)
-    assert fake.operations == {"PullRequest": 2, "FollowUp": 1}
+    assert fake.operations == {"PullRequest": 2, "FollowUp": 2}  # its pages came with its texts
 
 
 def test_fetch_pr_explains_what_it_cannot_read(fake: FakeGitHub, client: GitHubClient) -> None:
@@ -765,7 +766,8 @@ def test_prs_merged_into_another_branch_than_the_default_are_left_out(
 
     synced = sync(store, GitHubSource(client, REPO), NEXT_WEEK)
     assert synced.fetched == main_line and not synced.partial
-    assert fake.operations == {"ListMerged": 1, "PullRequests": 1}  # the default branch came with the list
+    # The default branch came with the list.
+    assert fake.operations == {"ListMerged": 1, "PullRequests": 1, "FollowUp": 1}
 
     repo.default_branch = "develop"  # nothing is merged into it: the week is empty, and complete
     for base, want in ((None, []), ("release/1.0", sorted(pr.number for pr in release))):

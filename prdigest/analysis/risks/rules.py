@@ -121,8 +121,6 @@ def _fields(lines: list[str]) -> dict[str, str]:
     return out
 
 
-
-
 def _changed_default(d: FileDiff) -> tuple[str, str, str] | None:
     """An option line changed in its default alone: (its flag or the file, old default, new default)."""
     removed = {

@@ -1,35 +1,26 @@
 """Files of a clone at given commits, through one `git cat-file --batch` process: the texts the options a
-PR changed are read from (sources/options), each file's options kept by its blob id, so a file the
-window's PRs leave alone is read once."""
+PR changed are read from (sources/options/reader.py)."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 import subprocess
-from collections.abc import Iterable
 from pathlib import Path
 
 from prdigest.errors import SourceError
-from prdigest.models import FileChange, OptionChanges
-from prdigest.sources.options import MAX_BLOB, MAX_FILES, Sides, is_definition, option_changes, options_of
-from prdigest.sources.options.patch import Touched
-from prdigest.sources.options.python import touched_blocks
-
-KEPT = 20_000  # blob ids whose options are remembered
+from prdigest.sources.options import MAX_BLOB
+from prdigest.sources.options.reader import OptionReader
 
 
-class Blobs:
+class Blobs(OptionReader):
     """``git cat-file --batch`` in ``path``, started on first use and ended by `close`."""
 
     def __init__(self, path: Path, config: tuple[str, ...] = ()):
+        super().__init__()
         self.path = path
         self.config = config  # ``-c`` options, such as the log walks' bounds on mapped packs
         self._proc: subprocess.Popen[bytes] | None = None
-        self._options: dict[tuple[str, str], dict[str, str]] = {}
 
     def text(self, spec: str) -> tuple[str, str] | None:
-        """(blob id, text) of ``<commit>:<path>``; None when it is absent, not a file or too large."""
         proc = self._start()
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -45,55 +36,6 @@ class Blobs:
         if kind != "blob" or size > MAX_BLOB:
             return None
         return oid, content.decode("utf-8", errors="replace")
-
-    def options(self, commit: str, path: str, spans: list[tuple[int, int]] | None) -> dict[str, str] | None:
-        """The options ``path`` exposes at ``commit``, in the top-level blocks ``spans`` touch (None: the
-        whole file); None when it is not there."""
-        found = self.text(f"{commit}:{path}")
-        if found is None:
-            return None
-        pieces = touched_blocks(found[1], spans) if spans is not None and path.endswith(".py") else [found[1]]
-        out: dict[str, str] = {}
-        for piece in pieces:
-            key = (hashlib.blake2b(piece.encode(), digest_size=16).hexdigest(), path)
-            if key not in self._options:
-                if len(self._options) >= KEPT:
-                    self._options.clear()
-                self._options[key] = options_of(path, piece)
-            out.update(self._options[key])
-        return out
-
-    def changes(
-        self, commit: str, parent: str | None, files: Iterable[FileChange], defining: dict[str, Touched]
-    ) -> OptionChanges:
-        """What the commit changed of the options its definition files expose; ``defining``: the files
-        whose removed lines could define one (`defining_files`). Only those are read, unless they lose an
-        option: then every definition file of the commit, whole, where it may have gone."""
-        definitions = [f for f in files if is_definition(f.path) or is_definition(f.previous_path or "")]
-        first = [f for f in definitions if f.path in defining or f.status == "removed"][:MAX_FILES]
-        sides = [self._sides(commit, parent, f, defining.get(f.path)) for f in first]
-        found = option_changes(sides)
-        if all(k.startswith("param:") for k in found.removed):
-            return found  # none, or parameters: their functions' new signatures are in the blocks read
-        # Where a removed option may have gone: anywhere in the commit's definition files. Its name in
-        # their text is enough to say it stayed (nothing is parsed for it).
-        texts = [self.text(f"{commit}:{f.path}") for f in definitions if f.status != "removed"][:MAX_FILES]
-        after = "\n".join(found[1] for found in texts if found is not None)
-        read = {OptionChanges.owner(k) for k in found.added} | set(found.kept)  # owners in the blocks read
-        gone = {k: v for k, v in found.removed.items() if not still_named(k, after, read)}
-        return found.model_copy(update={"removed": gone})
-
-    def _sides(self, commit: str, parent: str | None, f: FileChange, touched: Touched | None) -> Sides:
-        """(path before, path after, options before, options after) of one file, in the blocks the commit
-        touched (``touched`` None: the whole file); ``parent`` None: its options after alone."""
-        old_path = f.previous_path or f.path
-        before_spans = None if touched is None else touched.before
-        after_spans = None if touched is None else touched.after
-        before = self.options(parent, old_path, before_spans) if parent and f.status != "added" else None
-        if parent is not None and not before:
-            return old_path, f.path, before, None  # it exposed nothing: it cannot have removed or changed any
-        after = self.options(commit, f.path, after_spans) if f.status != "removed" else None
-        return old_path, f.path, before, after
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
@@ -114,16 +56,3 @@ class Blobs:
             self._proc.kill()
             self._proc.wait(timeout=10)
             self._proc = None
-
-
-def still_named(key: str, text: str, read: set[str]) -> bool:
-    """Whether ``text`` still names the option ``key``: its quoted flag or variable anywhere; a field, when
-    its class was not among the blocks read (``read``: their owners) but is still defined with it."""
-    kind, _, name = key.partition(":")
-    if kind in ("flag", "env"):
-        return f'"{name}"' in text or f"'{name}'" in text
-    if kind == "field" and OptionChanges.owner(key) not in read:
-        cls, _, attr = name.rpartition(".")
-        defined = re.search(rf"^\s*class\s+{re.escape(cls)}\b", text, re.M) is not None
-        return defined and re.search(rf"^\s+{re.escape(attr)}\s*:", text, re.M) is not None
-    return False  # a config key, a parameter, a field of a class read: as the blocks read say

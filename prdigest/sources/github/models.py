@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from prdigest.models import ChecksState, Comment, FileChange, FileStatus, PullRequest, Review, ReviewThread
+from prdigest.sources.github.definitions import MAX_TEXTS, FetchedTexts, Texts, blob, wanted
 from prdigest.sources.github.errors import (
     GitHubError,
     GitHubRateLimited,
@@ -19,7 +20,12 @@ from prdigest.sources.github.errors import (
     messages,
     short_error,
 )
-from prdigest.sources.github.queries import CONNECTIONS, FOLLOW_UPS_PER_REQUEST, follow_up_query
+from prdigest.sources.github.queries import (
+    BLOBS_PER_REQUEST,
+    CONNECTIONS,
+    FOLLOW_UPS_PER_REQUEST,
+    follow_up_query,
+)
 from prdigest.sources.parsing import references
 
 if TYPE_CHECKING:
@@ -185,14 +191,19 @@ def merge_time(value: str | None) -> datetime:
 
 
 class Reader:
-    """Completes raw PR nodes with the follow-up pages of their overflowing lists, then converts them."""
+    """Completes raw PR nodes with the follow-up pages of their overflowing lists and the texts of the
+    definition files their options are read from (sources/github/definitions.py), then converts them."""
 
     def __init__(self, client: GitHubClient, repo: str):
         self.client = client
         self.repo = repo
+        self._texts: Texts = {}
+        self._unread: list[str] = []  # texts still to read, sent beside follow-up pages
 
     def complete(self, raw: dict[int, dict[str, Any]]) -> FetchOutcome:
         outcome = FetchOutcome()
+        specs = (wanted((n.get("mergeCommit") or {}).get("oid"), _files(n)) for _, n in sorted(raw.items()))
+        self._unread = list(dict.fromkeys(spec for found in specs for spec in found))[:MAX_TEXTS]
         pending = _overflowing(raw)
         while pending and outcome.reason is None:
             for start in range(0, len(pending), FOLLOW_UPS_PER_REQUEST):
@@ -204,14 +215,21 @@ class Reader:
                     stop(outcome, exc, failed)
                     break
             pending = _overflowing(raw)
+        while self._unread and outcome.reason is None:
+            try:
+                self._follow_up([], raw, outcome)
+            except (GitHubRateLimited, GitHubUnavailable):
+                break  # the PRs are whole: only the options of those whose texts are unread stay unknown
         # A PR whose lists are still incomplete is not stored truncated: the next sync reads it again.
         unfinished = sorted({n for n, _ in pending} - set(outcome.failed))
         outcome.skipped.extend(unfinished)
         for number in [*unfinished, *outcome.failed]:
             raw.pop(number, None)
+        texts = FetchedTexts(self._texts)
         for number, node in sorted(raw.items()):
             try:
                 pr = to_pull_request(self.repo, node)
+                pr = pr.model_copy(update={"options": texts.changes_of(pr)})
             except (ValidationError, KeyError, TypeError, ValueError) as exc:
                 outcome.failed[number] = f"unreadable answer from GitHub: {short_error(exc)}"
                 continue
@@ -226,7 +244,17 @@ class Reader:
         for i, (number, name) in enumerate(chunk):
             variables[f"id{i}"] = raw[number]["id"]
             variables[f"after{i}"] = raw[number][name]["pageInfo"]["endCursor"]
-        data, errors = self.client.graphql(follow_up_query([name for _, name in chunk]), variables)
+        specs, self._unread = self._unread[:BLOBS_PER_REQUEST], self._unread[BLOBS_PER_REQUEST:]
+        if specs:
+            variables["owner"], _, variables["name"] = self.repo.partition("/")
+            variables.update({f"f{j}": spec for j, spec in enumerate(specs)})
+        query = follow_up_query([name for _, name in chunk], len(specs))
+        data, errors = self.client.graphql(query, variables)
+        for j, spec in enumerate(
+            specs
+        ):  # a text GitHub failed to give stays unread: its PR's options unknown
+            if not errors_at(errors, ["files", f"f{j}"]) and data.get("files") is not None:
+                self._texts[spec] = blob(data["files"].get(f"f{j}"))
         for i, (number, name) in enumerate(chunk):
             if number not in raw:
                 continue  # an earlier list of this PR failed
@@ -242,6 +270,10 @@ class Reader:
             known = raw[number][name]
             known["nodes"] = [*(known.get("nodes") or []), *(page.get("nodes") or [])]
             known["pageInfo"] = page["pageInfo"]
+
+
+def _files(node: dict[str, Any]) -> list[FileChange]:
+    return [_file(item) for item in _nodes(node, "files")]
 
 
 def _overflowing(raw: dict[int, dict[str, Any]]) -> list[tuple[int, str]]:

@@ -79,14 +79,24 @@ PR_QUERY = f"""query PullRequest($owner: String!, $name: String!, $number: Int!)
 {PR_FRAGMENT}"""
 
 
-def follow_up_query(connections: Sequence[str]) -> str:
-    """Next pages of several lists in one request: alias ``o{i}`` reads ``connections[i]`` of ``$id{i}``."""
-    params = ", ".join(f"$id{i}: ID!, $after{i}: String" for i in range(len(connections)))
+BLOB = "__typename ... on Blob { oid byteSize isBinary isTruncated text }"
+BLOBS_PER_REQUEST = 200  # file texts (``<commit>:<path>``) one request reads, beside its follow-up pages
+
+
+def follow_up_query(connections: Sequence[str], blobs: int = 0) -> str:
+    """Next pages of several lists in one request: alias ``o{i}`` reads ``connections[i]`` of ``$id{i}``;
+    and ``blobs`` file texts of the repository, alias ``files.f{j}`` reading ``$f{j}``."""
+    params = [f"$id{i}: ID!, $after{i}: String" for i in range(len(connections))]
     pages = [_connection(name, FOLLOW_UP_PAGE, f"$after{i}") for i, name in enumerate(connections)]
-    fields = "\n".join(
+    fields = [
         f"  o{i}: node(id: $id{i}) {{ ... on PullRequest {{ {page} }} }}" for i, page in enumerate(pages)
-    )
-    return f"query FollowUp({params}) {{\n  {RATE_LIMIT}\n{fields}\n}}"
+    ]
+    if blobs:
+        params += ["$owner: String!, $name: String!", *(f"$f{j}: String!" for j in range(blobs))]
+        texts = " ".join(f"f{j}: object(expression: $f{j}) {{ {BLOB} }}" for j in range(blobs))
+        fields.append(f"  files: repository(owner: $owner, name: $name) {{ {texts} }}")
+    joined = "\n".join(fields)
+    return f"query FollowUp({', '.join(params)}) {{\n  {RATE_LIMIT}\n{joined}\n}}"
 
 
 REPO_FILE = ".prdigest.toml"  # a repository's own settings, read at its default branch's head

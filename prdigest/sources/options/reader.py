@@ -1,0 +1,95 @@
+"""The options a commit changed, from its definition files' texts before and after, however a source
+reads them (a clone's `git cat-file`, GitHub's `object(expression:)`): each text's options are kept by its
+content, so a file the window's PRs leave alone is parsed once."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+
+from prdigest.models import FileChange, OptionChanges
+from prdigest.sources.options import MAX_FILES, Sides, is_definition, option_changes, options_of
+from prdigest.sources.options.patch import Touched
+from prdigest.sources.options.python import touched_blocks
+
+KEPT = 20_000  # texts whose options are remembered
+
+
+class OptionReader(ABC):
+    """Reads ``<commit>:<path>`` texts (`text`) and says what a commit changed of the options in them."""
+
+    def __init__(self) -> None:
+        self._options: dict[tuple[str, str], dict[str, str]] = {}
+
+    @abstractmethod
+    def text(self, spec: str) -> tuple[str, str] | None:
+        """(blob id, text) of ``<commit>:<path>``; None when it is absent, not a file or too large."""
+
+    def options(self, commit: str, path: str, spans: list[tuple[int, int]] | None) -> dict[str, str] | None:
+        """The options ``path`` exposes at ``commit``, in the top-level blocks ``spans`` touch (None: the
+        whole file); None when it is not there."""
+        found = self.text(f"{commit}:{path}")
+        if found is None:
+            return None
+        pieces = touched_blocks(found[1], spans) if spans is not None and path.endswith(".py") else [found[1]]
+        out: dict[str, str] = {}
+        for piece in pieces:
+            key = (hashlib.blake2b(piece.encode(), digest_size=16).hexdigest(), path)
+            if key not in self._options:
+                if len(self._options) >= KEPT:
+                    self._options.clear()
+                self._options[key] = options_of(path, piece)
+            out.update(self._options[key])
+        return out
+
+    def changes(
+        self,
+        commit: str,
+        parent: str | None,
+        files: Iterable[FileChange],
+        defining: Mapping[str, Touched | None],
+    ) -> OptionChanges:
+        """What the commit changed of the options its definition files expose; ``defining``: the files
+        whose removed lines could define one (`defining_files`; None: anywhere in the file). Only those
+        are read, unless they lose an option: then every definition file of the commit, whole, where it
+        may have gone."""
+        definitions = [f for f in files if is_definition(f.path) or is_definition(f.previous_path or "")]
+        first = [f for f in definitions if f.path in defining or f.status == "removed"][:MAX_FILES]
+        sides = [self._sides(commit, parent, f, defining.get(f.path)) for f in first]
+        found = option_changes(sides)
+        if all(k.startswith("param:") for k in found.removed):
+            return found  # none, or parameters: their functions' new signatures are in the blocks read
+        # Where a removed option may have gone: anywhere in the commit's definition files. Its name in
+        # their text is enough to say it stayed (nothing is parsed for it).
+        texts = [self.text(f"{commit}:{f.path}") for f in definitions if f.status != "removed"][:MAX_FILES]
+        after = "\n".join(found[1] for found in texts if found is not None)
+        read = {OptionChanges.owner(k) for k in found.added} | set(found.kept)  # owners in the blocks read
+        gone = {k: v for k, v in found.removed.items() if not still_named(k, after, read)}
+        return found.model_copy(update={"removed": gone})
+
+    def _sides(self, commit: str, parent: str | None, f: FileChange, touched: Touched | None) -> Sides:
+        """(path before, path after, options before, options after) of one file, in the blocks the commit
+        touched (``touched`` None: the whole file); ``parent`` None: its options after alone."""
+        old_path = f.previous_path or f.path
+        before_spans = None if touched is None else touched.before
+        after_spans = None if touched is None else touched.after
+        before = self.options(parent, old_path, before_spans) if parent and f.status != "added" else None
+        if parent is not None and not before:
+            return old_path, f.path, before, None  # it exposed nothing: it cannot have removed or changed any
+        after = self.options(commit, f.path, after_spans) if f.status != "removed" else None
+        return old_path, f.path, before, after
+
+
+def still_named(key: str, text: str, read: set[str]) -> bool:
+    """Whether ``text`` still names the option ``key``: its quoted flag or variable anywhere; a field, when
+    its class was not among the blocks read (``read``: their owners) but is still defined with it."""
+    kind, _, name = key.partition(":")
+    if kind in ("flag", "env"):
+        return f'"{name}"' in text or f"'{name}'" in text
+    if kind == "field" and OptionChanges.owner(key) not in read:
+        cls, _, attr = name.rpartition(".")
+        defined = re.search(rf"^\s*class\s+{re.escape(cls)}\b", text, re.M) is not None
+        return defined and re.search(rf"^\s+{re.escape(attr)}\s*:", text, re.M) is not None
+    return False  # a config key, a parameter, a field of a class read: as the blocks read say
