@@ -51,8 +51,13 @@ class _Hunk:
 
 def pairs(line: str) -> set[tuple[str, str]]:
     """The option-like (name, value) pairs a line of Python names."""
-    if "=" not in line and ":" not in line and "--" not in line and "env" not in line:
-        return set()  # most lines of code: nothing to look for
+    if not (
+        "--" in line
+        or "env" in line
+        or "def" in line  # a signature, a default=
+        or (line[:1].isspace() and (":" in line or ("=" in line and "," in line)))  # a field, an argument
+    ):
+        return set()  # what each pattern below needs: most lines of code have none of it
     found = {(flag, "") for flag in _FLAG.findall(line)}
     found |= {(f"${name}", "") for name in _ENV.findall(line)}
     signature = _SIGNATURE.search(line)

@@ -60,7 +60,7 @@ def touched_blocks(text: str, spans: list[tuple[int, int]]) -> list[str]:
     ``spans`` (first line, count; count 0: between lines) touch: a file is read where a commit changed it.
     Lines are split where a top-level statement starts; a block cut wrongly (text at column 0 inside a
     string) does not parse and exposes nothing."""
-    lines = text.splitlines(keepends=True)
+    lines = [line + "\n" for line in text.split("\n")]  # numbered as git numbers them: by "\n" alone
     return [
         "".join(_narrowed(lines, a, b, spans, 0))
         for a, b in _picked(lines, _statement(0), 0, len(lines), spans)
@@ -83,18 +83,20 @@ def _narrowed(lines: list[str], a: int, b: int, spans: list[tuple[int, int]], in
 @lru_cache(maxsize=8)
 def _statement(indent: int) -> re.Pattern[str]:
     """A line that starts a statement at this indentation (not one that continues the one before)."""
-    return re.compile(rf"^ {{{indent}}}(?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
+    return re.compile(rf"^ {{{indent}}}(?!(?:else|elif|except|finally)\b)[A-Za-z_@]", re.M)
 
 
 def _picked(
     lines: list[str], start: re.Pattern[str], lo: int, hi: int, spans: list[tuple[int, int]]
 ) -> list[tuple[int, int]]:
     """The statements of ``lines[lo:hi]`` (split where ``start`` matches) that the spans touch."""
-    starts = [
-        i
-        for i in range(lo, hi)
-        if start.match(lines[i]) and not (i > lo and lines[i - 1].lstrip().startswith("@"))
-    ]
+    chunk = "".join(lines[lo:hi])
+    starts, line, at = [], lo, 0
+    for m in start.finditer(chunk):  # one regular expression over the block, not one match a line
+        line += chunk.count("\n", at, m.start())
+        at = m.start()
+        if not (line > lo and lines[line - 1].lstrip().startswith("@")):
+            starts.append(line)
     if not starts or starts[0] != lo:
         starts.insert(0, lo)
     bounds = list(zip(starts, [*starts[1:], hi], strict=True))
