@@ -43,8 +43,10 @@ def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
     if reply.report is None:
         return scrub_value(reply)
     # An answer the chat's subscriptions do not cover was the asker's (an admin, a direct message): so is
-    # its page. With [access] open every page is the chat's, checked again should access close.
-    if not svc.settings.access.open and not chat_sees(svc, ctx, reply.report.repo):
+    # its page. With [access] open every page is the chat's, checked again should access close. Without
+    # a public URL no page is linked: nothing to decide.
+    pages = svc.settings.public_url is not None
+    if pages and not svc.settings.access.open and not chat_sees(svc, ctx, reply.report.repo):
         reply = reply.model_copy(update={"page_viewer": "asker"})
     # Its report was scrubbed as it was built (scope.week_report): walking a large week's every string
     # again on each reply made a cached reply of 2,000 PRs take a second.

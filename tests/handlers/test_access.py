@@ -230,6 +230,9 @@ def test_an_answer_outside_the_chats_subscriptions_is_granted_to_its_asker(
     svc = services(github, tmp_path)
     assert handle(f"report {TEAM_REPO}", CHANNEL, svc).page_viewer == "chat"
     admin_elsewhere = LARK_GROUP.model_copy(update={"user_id": ADMIN, "platform": "slack"})
+    # No public URL, no page to link: the answer is not checked against the chat's subscriptions.
+    assert handle(f"report {TEAM_REPO}", admin_elsewhere, svc).page_viewer == "chat"
+    svc.settings = svc.settings.model_copy(update={"public_url": "https://prdigest.example.com"})
     assert handle(f"report {TEAM_REPO}", admin_elsewhere, svc).page_viewer == "asker"
 
 
