@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from prdigest.analysis.facts import Facts, FileDiff
+from prdigest.analysis.risks.behaviour import may_change_behaviour
 from prdigest.analysis.risks.common import (
     JUDGEMENT_LABELS,
     LITERAL,
@@ -306,7 +307,6 @@ def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
 
 # --- no_tests -------------------------------------------------------------------------
 
-_LOGIC = re.compile(r"^\s*(?!#|//|\"\"\"|'''|import\b|from\b|logger\.|logging\.|print\()\S")
 # Kinds of change that ask for a test; others (docs, CI, refactors, bumps) do not.
 _TESTED_KINDS = ("bugfix", "feature", "performance")
 _NOT_TESTED_KINDS = ("docs", "ci", "dependency", "revert", "refactor", "testing")
@@ -323,12 +323,10 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
         b in ("docs", "ci", "doc") for b in parsed.brackets
     ):
         return None
-    diffs = f.diffs_where(lambda p: p in f.product_set)
-    if f.diffs and not any(_LOGIC.match(line) for d in diffs for line in d.added + d.removed):
-        return None  # only comments, imports and logging changed
     dropped = any(x.status == "removed" and x.path in f.product_set for x in pr.files or [])
-    if dropped and not any(_LOGIC.match(line) for d in diffs for line in d.added):
-        return None  # code deleted with its module: nothing new to test
+    product = f.diffs_where(lambda p: p in f.product_set)
+    if f.diffs and not may_change_behaviour(product, parsed.text, dropped):
+        return None
     more = f" (+{len(f.product_paths) - 2})" if len(f.product_paths) > 2 else ""
     return t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more), "paths"
 
