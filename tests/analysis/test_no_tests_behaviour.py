@@ -1,5 +1,6 @@
-"""no_tests asks for a test only where a PR may change what the code does: a clone the test builds, one
-PR in it, read by the git source and judged by the rules."""
+"""no_tests asks for a test only where a PR may change what the code does, and tests_removed fires only on
+tests that existed: a clone the test builds, one PR in it, read by the git source and judged by the
+rules."""
 
 from __future__ import annotations
 
@@ -39,23 +40,39 @@ def supported(version):
 """
 
 
-def the_pr(tmp_path: Path, after: str, title: str) -> PullRequest:
-    """PR #7 of a package with tests of its own, rewriting ``pkg/trainer.py`` as ``after``."""
+def a_pr(tmp_path: Path, before: dict[str, str], after: dict[str, str], title: str) -> PullRequest:
+    """PR #7 of a clone whose files are ``before``, writing ``after``."""
     repo = new_repo(tmp_path / "repo")
-    (repo / "pkg").mkdir()
-    (repo / "tests").mkdir()
-    (repo / "pkg" / "trainer.py").write_text(TRAINER)
-    (repo / "tests" / "test_trainer.py").write_text("def test_clip():\n    assert True\n")
-    commit(repo, "init", "2026-09-01T10:00:00+00:00")
-    (repo / "pkg" / "trainer.py").write_text(after)
-    commit(repo, f"{title} (#7)", "2026-09-08T10:00:00+00:00")
+    for files, message, when in ((before, "init", "2026-09-01"), (after, f"{title} (#7)", "2026-09-08")):
+        for name, text in files.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text)
+        commit(repo, message, f"{when}T10:00:00+00:00")
     (pr,) = [p for p in GitSource(repo, repo="acme/trainer").fetch(WEEK) if p.number == 7]
     return pr
 
 
-def asks_for_a_test(pr: PullRequest) -> bool:
+def the_pr(tmp_path: Path, after: str, title: str) -> PullRequest:
+    """PR #7 of a package with tests of its own, rewriting ``pkg/trainer.py`` as ``after``."""
+    before = {"pkg/trainer.py": TRAINER, "tests/test_trainer.py": TESTS}
+    return a_pr(tmp_path, before, {"pkg/trainer.py": after}, title)
+
+
+def labels(pr: PullRequest) -> set[str]:
     taxonomy = load_settings(env={}).repo(pr.repo).taxonomy
-    return any(r.label == "no_tests" for r in analyse(pr, taxonomy, "en").risks)
+    return {r.label for r in analyse(pr, taxonomy, "en").risks}
+
+
+def asks_for_a_test(pr: PullRequest) -> bool:
+    return "no_tests" in labels(pr)
+
+
+TESTS = """import pytest
+
+
+def test_clip():
+    assert True
+"""
 
 
 def _swap(text: str, a: str, b: str) -> str:
@@ -110,3 +127,20 @@ def test_a_fix_that_changes_logic_without_a_test_still_asks_for_one(
     tmp_path: Path, after: str, title: str
 ) -> None:
     assert asks_for_a_test(the_pr(tmp_path, after, title))
+
+
+MARKER = (
+    '@pytest.mark.xfail(\n    VERSION < (4, 57),\n    reason="needs a newer release",\n    strict=False,\n)\n'
+)
+
+
+def test_a_new_test_that_starts_expected_to_fail_removes_no_test(tmp_path: Path) -> None:
+    added = TESTS + "\n\n" + MARKER + "def test_multi_image():\n    assert True\n"
+    pr = a_pr(tmp_path, {"tests/test_trainer.py": TESTS}, {"tests/test_trainer.py": added}, "Add a test")
+    assert "tests_removed" not in labels(pr)
+
+
+def test_an_existing_test_marked_to_fail_is_a_test_removed(tmp_path: Path) -> None:
+    marked = TESTS.replace("def test_clip", MARKER + "def test_clip")
+    pr = a_pr(tmp_path, {"tests/test_trainer.py": TESTS}, {"tests/test_trainer.py": marked}, "Park a test")
+    assert "tests_removed" in labels(pr)

@@ -238,6 +238,21 @@ _PRECONDITION = re.compile(r"(disabled|reason)\s*=\s*[\"'](requires?|needs?|only
 _PARKED = re.compile(r"(^|/)(manual|disabled|deprecated|skipped|archive|attic)(/|$)", re.I)
 
 
+_TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)")
+_MARKER_SPAN = 12  # lines from a marker to the test it decorates (a multi-line condition and reason)
+
+
+def _marks_new_test(d: FileDiff, i: int) -> bool:
+    """Whether the disabling marker at ``d.added[i]`` decorates a test the PR adds: a new test that starts
+    skipped or expected to fail removes nothing."""
+    removed = {m.group(1) for line in d.removed if (m := _TEST_DEF.match(line))}
+    for line in d.added[i + 1 : i + 1 + _MARKER_SPAN]:
+        m = _TEST_DEF.match(line)
+        if m:
+            return m.group(1) not in removed
+    return False
+
+
 def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     files = pr.files or []
     gone = [x for x in files if x.status == "removed" and is_test(x.path)]
@@ -258,7 +273,12 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
         if not (may_hold(added, _DISABLED_WORDS) and _DISABLED.search(added)):
             continue
         hit = next(
-            (line for line in d.added if _DISABLED.search(line) and not _PRECONDITION.search(line)), None
+            (
+                line
+                for i, line in enumerate(d.added)
+                if _DISABLED.search(line) and not _PRECONDITION.search(line) and not _marks_new_test(d, i)
+            ),
+            None,
         )
         if hit is not None and not any(_DISABLED.search(line) for line in d.removed):
             return t["ev_tests_skipped"].format(code=quote(hit.strip()), path=d.path), "diff"
