@@ -15,8 +15,9 @@ from collections.abc import Callable
 from prdigest.analysis import pr_text
 from prdigest.analysis.facts import Facts, facts
 from prdigest.analysis.risks import rules as risk_rules
+from prdigest.analysis.risks.behaviour import cosmetic
 from prdigest.analysis.risks.rules import Evidence, Finding, quote
-from prdigest.analysis.taxonomy import tags_for, taxonomy_hash
+from prdigest.analysis.taxonomy import parse_title, tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.danger import comments
 from prdigest.i18n import texts
@@ -70,6 +71,9 @@ _KIND_BASE = {
 }
 # A new release of a package the project runs on is new behaviour for every user, as a feature is.
 UPGRADE_BASE = 3.0
+# A release of the project ("Release: v1.8", "chore(release): 2.0.0"): what every user picks up next.
+_RELEASE = re.compile(r"^\W*(?:chore\(release\)|\[?release\]?)\W+v?\d+(?:\.\d+)+\b|^v?\d+\.\d+\.\d+$", re.I)
+RELEASE_BASE = 5.0
 _TITLE_NAME = re.compile(r"[A-Za-z][\w.\-]{3,}")
 # Files that make a folder a package: one added means a new subsystem lands, not a file in an old one.
 _PACKAGE_MARKERS = ("__init__.py", "mod.rs", "index.ts", "index.js")
@@ -168,10 +172,10 @@ def risks_for(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
 
 # What a fix fixes, by how badly users were hurt: a crash or wrong result matters more than a typo.
 _SEVERE = re.compile(
-    r"\b(memory leak|leak(s|ed|ing)?|oom|out of memory|crash(es|ed)?|hang(s|ing)?|deadlock\w*|nan|inf/nan"
+    r"(?i:\b(memory leak|leak(s|ed|ing)?|oom|out of memory|crash(es|ed)?|hang(s|ing)?|deadlock\w*|nan|inf/nan"
     r"|data loss|corrupt\w*|segfault|wrong (result|output|answer|value|gradient)s?|incorrect|race condition"
-    r"|out[- ]of[- ]bounds|divergen\w*)\b",
-    re.I,
+    r"|out[- ]of[- ]bounds|divergen\w*)\b)"
+    r"|\b[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:Error|Exception)\b",  # an exception users hit: FileNotFoundError
 )
 _AREA_TAGS = ("testing", "ci", "docs", "dependency")
 NO_CODE_CAP = 3.0
@@ -227,7 +231,10 @@ def importance(
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
     defined, undefined = risk_rules.option_changes(f)
     options = sorted(defined - undefined) if not undefined - defined else []  # a renamed option is no new one
-    if upgraded:
+    release = _RELEASE.search(pr.title.strip())
+    if release:
+        parts.append((t["r_release"].format(version=release.group(0).strip()), RELEASE_BASE))
+    elif upgraded:
         parts.append((t["r_upgrade"].format(what=upgraded), UPGRADE_BASE))
     elif options and _KIND_BASE.get(kind or "", default) < _KIND_BASE["feature"]:
         # New options are something new users can set, whatever the title calls the change.
@@ -268,7 +275,14 @@ def importance(
         if activity:
             parts.append((t["r_reviews"].format(n=activity), min(1.0, 0.25 * activity)))
     score = sum(v for _, v in parts)
-    if f.paths is not None and not f.code_paths:  # docs, tests or CI only
+    product = f.diffs_where(lambda p: p in f.product_set)
+    moves = any(x.status != "modified" for x in pr.files or [] if x.path in f.product_set)  # modules come, go
+    if release:
+        pass  # a release ships whatever its files are
+    elif product and not moves and cosmetic(product, parse_title(pr.title).text):  # weighs what docs weigh
+        score = min(score, NO_CODE_CAP)
+        parts.append((t["r_form_only"].format(cap=NO_CODE_CAP), 0.0))
+    elif f.paths is not None and not f.code_paths:  # docs, tests or CI only
         score = min(score, NO_CODE_CAP)
         parts.append((t["r_no_code"].format(cap=NO_CODE_CAP), 0.0))
     elif f.paths is not None and not f.product_paths and not installs:  # examples, scripts

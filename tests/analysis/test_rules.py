@@ -385,3 +385,36 @@ def test_a_base_image_changed_below_other_lines_is_a_dependency_change() -> None
     )
     found = {r.label: r for r in risk.risks}
     assert "FROM nvidia/cuda:12.8-devel" in found["dependency_change"].evidence
+
+
+def test_a_release_and_a_fix_of_an_error_users_hit_outrank_routine_work() -> None:
+    version = ('-__version__ = "1.8.0.dev0"', '+__version__ = "1.8.0"')
+    files = [("pkg/__init__.py", 1, 1), ("pyproject.toml", 1, 1)]
+    release = make("Release: v1.8", files, diff_excerpt=diff("pkg/__init__.py", *version))
+    dev_bump = make("Bump dev version", files, diff_excerpt=diff("pkg/__init__.py", *version))
+    error = make("Fix FileNotFoundError when the cache is cold", [("pkg/cache.py", 2, 0)])
+    routine = make("Support a mapping of datasets for evaluation", [("pkg/trainer.py", 30, 5)])
+    prs = {"release": release, "dev_bump": dev_bump, "error": error, "routine": routine}
+    score = {name: rules.analyse(pr, Taxonomy(), "en") for name, pr in prs.items()}
+    assert score["release"].importance > score["routine"].importance > score["dev_bump"].importance
+    assert any("releases Release: v1.8" in r for r in score["release"].reasons)
+    assert any("fixes something severe: FileNotFoundError" in r for r in score["error"].reasons)
+
+
+def test_a_change_of_comments_alone_weighs_what_docs_weigh() -> None:
+    lines = (
+        "-    # the sampler repeats each prompt",
+        "+    # the sampler repeats each prompt num_iterations times",
+    )
+    comment = make(
+        "Change the sampler's comment",
+        [("pkg/sampler.py", 30, 30)],
+        diff_excerpt=diff("pkg/sampler.py", *lines),
+    )
+    logic = make(
+        "Change the sampler",
+        [("pkg/sampler.py", 30, 30)],
+        diff_excerpt=diff("pkg/sampler.py", "-    n = 1", "+    n = 2"),
+    )
+    a, b = rules.analyse(comment, Taxonomy(), "en"), rules.analyse(logic, Taxonomy(), "en")
+    assert a.importance <= rules.NO_CODE_CAP < b.importance

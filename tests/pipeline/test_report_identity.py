@@ -34,8 +34,8 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "dd2be538f7ad6a5575c8dbda35925d750e49667e49eeb413497526cc81c1c574",
-    "demo-en": "e576e3419527c2a53909bcc4b3fca8fc1525194a81440aacfbe751248a775c34",
+    "demo-zh": "65bc57c2e5680f4e48dc7f03c8425e499432aaee2a910dd8c863a0862611642a",
+    "demo-en": "8f90ddd7a5063484f68fd919d58ac7af88af7559d69cafa96cfe21727bf73b74",
     "2000-zh": "62633ed239ded2d8e759a0c049136c869eeea8988243fda99a5c7ea0a9a9f100",
     "2000-en": "046c838a025919cde7d987b4a8ed7b0243946aec3dd548b1a106c6a07c333e11",
 }

@@ -31,17 +31,36 @@ def _logic(lines: Iterable[str]) -> Counter[str]:
     return Counter(" ".join(line.split()) for line in lines if LOGIC.match(line))
 
 
+def _changed(diffs: list[FileDiff]) -> tuple[Counter[str], Counter[str]]:
+    return _logic(line for d in diffs for line in d.added), _logic(line for d in diffs for line in d.removed)
+
+
+def cosmetic(diffs: list[FileDiff], title: str) -> bool:
+    """Whether lines changed but none that does something (comments, imports, logging, doctests alone),
+    or the title says it documents."""
+    words = title.split(maxsplit=1)
+    if words and words[0].lower().strip(":") in _DOCUMENTS:
+        return True
+    added, removed = _changed(diffs)
+    # A file renamed with no line changed shows no line at all: a module moved is no comment.
+    return not added and not removed and any(d.added or d.removed for d in diffs)
+
+
+def form_only(diffs: list[FileDiff], title: str) -> bool:
+    """Whether only the code's form changed: cosmetic changes, or lines moved and reordered."""
+    if cosmetic(diffs, title):
+        return True
+    added, removed = _changed(diffs)
+    return sum((added & removed).values()) >= MOVED * max(added.total(), removed.total())
+
+
 def may_change_behaviour(diffs: list[FileDiff], title: str, deletes_files: bool = False) -> bool:
     """Whether these changed lines (of the code that ships) and the title say the code may now behave
     differently; ``deletes_files``: the PR deletes some of that code's files."""
-    if title.split(maxsplit=1)[:1] and title.split(maxsplit=1)[0].lower().strip(":") in _DOCUMENTS:
+    if form_only(diffs, title):
         return False
-    added = _logic(line for d in diffs for line in d.added)
-    removed = _logic(line for d in diffs for line in d.removed)
+    added, removed = _changed(diffs)
     deleted = [line for d in diffs for line in d.removed if LOGIC.match(line)]
     if not added and (deletes_files or all(not line[:1].isspace() for line in deleted)):
-        return False  # comments and imports only, code deleted with its files or top-level definitions
-    moved = sum((added & removed).values())
-    if moved >= MOVED * max(added.total(), removed.total()):
-        return False  # the same lines, elsewhere
+        return False  # code deleted with its files, or top-level definitions: nothing new to test
     return not all(_VERSION.search(line) for line in [*added, *removed])
