@@ -22,7 +22,7 @@ from prdigest.config import Taxonomy
 from prdigest.danger import comments
 from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
-from prdigest.path_kinds import is_dependency
+from prdigest.path_kinds import is_ci, is_dependency
 
 RULES_VERSION = "rules-2"  # the analysis cache key: bumped when the rules change
 
@@ -268,6 +268,7 @@ def importance(
     if "config_breaking" in labels:
         parts.append((t["r_breaking"], 1.5))
     installs = any(r.label == "dependency_change" and r.evidence_source == "diff" for r in risks)
+    installs = installs and not all(is_ci(p) for p in f.paths or [])  # a CI action's pin ships nothing
     if installs:  # a version that every user's environment picks up
         parts.append((t["r_installs"], 1.5))
     if pr.reviews is not None:

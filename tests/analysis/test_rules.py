@@ -418,3 +418,27 @@ def test_a_change_of_comments_alone_weighs_what_docs_weigh() -> None:
     )
     a, b = rules.analyse(comment, Taxonomy(), "en"), rules.analyse(logic, Taxonomy(), "en")
     assert a.importance <= rules.NO_CODE_CAP < b.importance
+
+
+def test_a_ci_action_pin_moved_is_a_dependency_change_and_a_new_workflow_is_not() -> None:
+    path = ".github/workflows/docs.yml"
+    moved = make(
+        "Update the docs builder",
+        [(path, 1, 1)],
+        diff_excerpt=diff(
+            path,
+            "-    uses: acme/builder/.github/workflows/build.yml@2f7376e",
+            "+    uses: acme/builder/.github/workflows/build.yml@e60a538",
+        ),
+    )
+    new = make(
+        "ci: add a ROCm workflow",
+        [(".github/workflows/rocm.yml", 30, 0)],
+        diff_excerpt=diff(
+            ".github/workflows/rocm.yml", "+      - uses: actions/checkout@v4", "+        run: make test"
+        ),
+    )
+    found = rules.analyse(moved, Taxonomy(), "en")
+    assert "dependency_change" in labels(moved) and "dependency_change" not in labels(new)
+    assert any("acme/builder/.github/workflows/build.yml@e60a538" in r.evidence for r in found.risks)
+    assert found.importance <= rules.NO_CODE_CAP  # CI's pin: nothing users install

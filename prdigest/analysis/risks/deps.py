@@ -8,7 +8,7 @@ import re
 from prdigest.analysis.facts import Facts, FileDiff
 from prdigest.analysis.risks.common import Evidence, may_hold, quote
 from prdigest.models import PullRequest
-from prdigest.path_kinds import is_dependency, is_example, is_support
+from prdigest.path_kinds import is_ci, is_dependency, is_example, is_support
 
 # --- dependency_change ----------------------------------------------------------------
 
@@ -101,7 +101,28 @@ def version_moves(f: Facts) -> list[tuple[str, str, str]]:
     ]
 
 
+# A CI step or job that runs another repository's action or workflow at a pinned ref.
+_ACTION = re.compile(r"^\s*(?:-\s*)?uses:\s*[\"']?([\w.\-]+/[\w.\-/]+)@([\w.\-]+)")
+
+
+def _action_moves(f: Facts) -> list[tuple[str, str, str]]:
+    """(CI file, action, its new ref) of each action or reusable workflow whose pinned ref the PR moves.
+    A workflow that starts or stops using an action moves nothing: the same ref the project runs
+    elsewhere."""
+    moves = []
+    for d in f.diffs_where(is_ci):
+        before = {m[1]: m[2] for line in d.removed if (m := _ACTION.match(line))}
+        after = {m[1]: m[2] for line in d.added if (m := _ACTION.match(line))}
+        moves += [(d.path, name, ref) for name, ref in sorted(after.items()) if before.get(name, ref) != ref]
+    return moves
+
+
 def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+    moved = _action_moves(f)
+    if moved:
+        where = sorted({path for path, _, _ in moved})
+        pins = "; ".join(f"{name}@{ref}" for _, name, ref in moved[:3])
+        return t["ev_dependency_lines"].format(paths=", ".join(where[:3]), lines=quote(pins)), "diff"
     diffs = _dependency_diffs(f)
     # Netted over all files: requirements moved from one file to another change nothing.
     added = {spec: d.path for d in diffs for spec in sorted(_specs(d, d.added))}
