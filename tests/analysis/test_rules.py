@@ -442,3 +442,48 @@ def test_a_ci_action_pin_moved_is_a_dependency_change_and_a_new_workflow_is_not(
     assert "dependency_change" in labels(moved) and "dependency_change" not in labels(new)
     assert any("acme/builder/.github/workflows/build.yml@e60a538" in r.evidence for r in found.risks)
     assert found.importance <= rules.NO_CODE_CAP  # CI's pin: nothing users install
+
+
+def test_a_new_option_that_lets_remote_code_run_is_security_sensitive() -> None:
+    path = "pkg/config.py"
+    declared = make(
+        "Add trust_remote_code to the trainer config",
+        [(path, 3, 0)],
+        diff_excerpt=diff(path, "+    trust_remote_code: bool = field(default=False)"),
+    )
+    forwarded = make(
+        "Load the tokenizer like the model",
+        [("pkg/trainer.py", 1, 0)],
+        diff_excerpt=diff("pkg/trainer.py", "+            trust_remote_code=args.trust_remote_code,"),
+    )
+    assert "security_sensitive" in labels(declared)
+    assert "security_sensitive" not in labels(forwarded)  # the user's own choice, handed on
+
+
+@pytest.mark.parametrize(
+    ("path", "lines", "sensitive"),
+    [
+        # The release workflow hands the project's own secret to its publish step: routine.
+        (".github/workflows/publish.yml", ["+          password: ${{ secrets.PYPI_TOKEN }}"], False),
+        # GitHub's own token, in any workflow the PR's code does not get to run in as a target.
+        (".github/workflows/tests.yml", ["+          token: ${{ secrets.GITHUB_TOKEN }}"], False),
+        # The same secret, once pull_request_target lets a fork's code run with it.
+        (
+            ".github/workflows/publish.yml",
+            ["+on: pull_request_target", "+          password: ${{ secrets.PYPI_TOKEN }}"],
+            True,
+        ),
+        # A secret handed to the step that runs the PR's tests.
+        (
+            ".github/workflows/tests.yml",
+            ["+        env:", "+          HF_TOKEN: ${{ secrets.HF_TOKEN }}"],
+            True,
+        ),
+    ],
+    ids=["publish", "github-token", "pull-request-target", "test-step"],
+)
+def test_a_ci_secret_is_a_risk_only_where_code_the_pr_controls_gets_it(
+    path: str, lines: list[str], sensitive: bool
+) -> None:
+    pr = make("ci: update the workflow", [(path, len(lines), 0)], diff_excerpt=diff(path, *lines))
+    assert ("security_sensitive" in labels(pr)) is sensitive
