@@ -144,3 +144,13 @@ def test_an_existing_test_marked_to_fail_is_a_test_removed(tmp_path: Path) -> No
     marked = TESTS.replace("def test_clip", MARKER + "def test_clip")
     pr = a_pr(tmp_path, {"tests/test_trainer.py": TESTS}, {"tests/test_trainer.py": marked}, "Park a test")
     assert "tests_removed" in labels(pr)
+
+
+def test_a_docstring_example_rewritten_as_doctest_asks_for_no_test(tmp_path: Path) -> None:
+    example = "    x = scale(2, 3)\n    y = clip(x, 0, 1)\n    print(y)\n"
+    doc = 'def scale(x, factor):\n    """Example:\n\n{}    """\n    return x * factor\n'
+    before = TRAINER.replace("def scale(x, factor):\n    return x * factor\n", doc.format(example))
+    prompts = "".join(f"    >>> {line.strip()}\n" for line in example.splitlines())
+    after = before.replace(example, prompts)
+    pr = a_pr(tmp_path, {"pkg/trainer.py": before}, {"pkg/trainer.py": after}, "Align the docstring examples")
+    assert not asks_for_a_test(pr)

@@ -27,12 +27,23 @@ _VERSION = re.compile(r"version|\b\d+\.\d+(?:\.\d+)?\b|\(\s*\d+\s*,\s*\d+", re.I
 _DOCUMENTS = ("document", "documents", "documented", "docs", "docstring", "docstrings")
 
 
+_PROMPT = re.compile(r"^(\s*)(?:>>>|\.\.\.)(?: |$)")
+
+
 def _logic(lines: Iterable[str]) -> Counter[str]:
     return Counter(" ".join(line.split()) for line in lines if LOGIC.match(line))
 
 
-def _changed(diffs: list[FileDiff]) -> tuple[Counter[str], Counter[str]]:
-    return _logic(line for d in diffs for line in d.added), _logic(line for d in diffs for line in d.removed)
+def _changed(diffs: list[FileDiff], prompts: bool = False) -> tuple[Counter[str], Counter[str]]:
+    """The lines that do something, added and removed; ``prompts``: a doctest line counts as its code
+    (an example rewritten between a code block and doctest prompts is the same example)."""
+
+    def lines(side: str) -> Iterable[str]:
+        for d in diffs:
+            for line in getattr(d, side):
+                yield _PROMPT.sub(r"\1", line) if prompts else line
+
+    return _logic(lines("added")), _logic(lines("removed"))
 
 
 def cosmetic(diffs: list[FileDiff], title: str) -> bool:
@@ -50,7 +61,7 @@ def form_only(diffs: list[FileDiff], title: str) -> bool:
     """Whether only the code's form changed: cosmetic changes, or lines moved and reordered."""
     if cosmetic(diffs, title):
         return True
-    added, removed = _changed(diffs)
+    added, removed = _changed(diffs, prompts=True)
     return sum((added & removed).values()) >= MOVED * max(added.total(), removed.total())
 
 
