@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import commit, new_repo
 
-from prdigest.analysis.rules import analyse
+from prdigest.analysis.rules import NO_CODE_CAP, analyse
 from prdigest.config import load_settings
 from prdigest.models import PullRequest, Window
 from prdigest.sources.git.source import GitSource
@@ -154,3 +154,6 @@ def test_a_docstring_example_rewritten_as_doctest_asks_for_no_test(tmp_path: Pat
     after = before.replace(example, prompts)
     pr = a_pr(tmp_path, {"pkg/trainer.py": before}, {"pkg/trainer.py": after}, "Align the docstring examples")
     assert not asks_for_a_test(pr)
+    # Documentation: it weighs what docs weigh, however many lines it rewrites.
+    taxonomy = load_settings(env={}).repo(pr.repo).taxonomy
+    assert analyse(pr, taxonomy, "en").importance <= NO_CODE_CAP

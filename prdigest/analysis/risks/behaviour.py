@@ -47,22 +47,31 @@ def _changed(diffs: list[FileDiff], prompts: bool = False) -> tuple[Counter[str]
 
 
 def cosmetic(diffs: list[FileDiff], title: str) -> bool:
-    """Whether lines changed but none that does something (comments, imports, logging, doctests alone),
-    or the title says it documents."""
+    """Whether lines changed but none that does something (comments, imports, logging, doctests alone;
+    code examples turned into doctests), or the title says it documents."""
     words = title.split(maxsplit=1)
     if words and words[0].lower().strip(":") in _DOCUMENTS:
         return True
+    if not any(d.added or d.removed for d in diffs):
+        return False  # a file renamed with no line changed shows no line at all: a module moved
     added, removed = _changed(diffs)
-    # A file renamed with no line changed shows no line at all: a module moved is no comment.
-    return not added and not removed and any(d.added or d.removed for d in diffs)
+    if not added and not removed:
+        return True
+    # Code examples rewritten as doctests (or back): most lines are the same once prompts are read away.
+    doctests = any(_PROMPT.match(line) for d in diffs for line in [*d.added, *d.removed])
+    return doctests and _moved(*_changed(diffs, prompts=True))
+
+
+def _moved(added: Counter[str], removed: Counter[str]) -> bool:
+    """Whether most changed lines are found on both sides: moved, reordered or rewritten in place."""
+    return sum((added & removed).values()) >= MOVED * max(added.total(), removed.total())
 
 
 def form_only(diffs: list[FileDiff], title: str) -> bool:
     """Whether only the code's form changed: cosmetic changes, or lines moved and reordered."""
     if cosmetic(diffs, title):
         return True
-    added, removed = _changed(diffs, prompts=True)
-    return sum((added & removed).values()) >= MOVED * max(added.total(), removed.total())
+    return _moved(*_changed(diffs, prompts=True))
 
 
 def may_change_behaviour(diffs: list[FileDiff], title: str, deletes_files: bool = False) -> bool:
