@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from prdigest.analysis.risks.level import level_cause, level_sentence, risk_level
-from prdigest.analysis.rules import RISK_WEIGHT
+from prdigest.analysis.rules import RISK_WEIGHT, released
 from prdigest.analysis.stories.group import find_stories
 from prdigest.analysis.stories.text import (
     headline,
@@ -224,15 +224,17 @@ _AREA_KINDS = ("testing", "ci", "docs", "dependency")
 
 def lead_kind(tags: Counter[str], prs: int) -> str | None:
     """The kind of change that leads. Tests and docs ride along with most changes, so a change kind
-    (feature, fix, ...) leads when it covers a third of the PRs; else the commonest area does."""
+    (feature, fix, ...) leads when it covers a third of the PRs, an area (tests, docs, CI) only when it
+    covers half; else the commonest change kind, and no area: a week of fixes that touched tests was
+    not about tests."""
     best: str | None = None
-    for kinds in (_CHANGE_KINDS, _AREA_KINDS):
+    for kinds, share in ((_CHANGE_KINDS, 3), (_AREA_KINDS, 2)):
         counted = {k: n for k, n in tags.items() if k in kinds}
         if counted:
             top = max(counted, key=lambda k: (counted[k], -kinds.index(k)))
-            if counted[top] * 3 >= prs:
+            if counted[top] * share >= prs:
                 return top
-            best = best or top
+            best = best or (top if kinds is _CHANGE_KINDS else None)
     return best
 
 
@@ -356,6 +358,7 @@ def build_summary(
     quoted = [f"“{topic}”" if lang == "zh" else topic for topic in threads[:3]]
     along = t["threads_none"] if not quoted else t["threads_one" if len(quoted) == 1 else "threads_many"]
     judgement = t.get(f"judge_{lead}", t["judge_mixed"]) + along.format(threads=listed(quoted, t))
+    judgement += _release_and_biggest(report, t)
     text = t["summary_para"].format(
         since=report.window.since,
         until=report.window.until,
@@ -371,6 +374,20 @@ def build_summary(
         judgement=judgement + level_sentence(report, t),
     )
     return spaced(text) if lang == "zh" else text
+
+
+def _release_and_biggest(report: Report, t: dict[str, str]) -> str:
+    """The week's release, if it made one, and its biggest change: what a reader must not miss."""
+    out = ""
+    releases = [(p, v) for p in report.prs if (v := released(p.title))]
+    if releases:
+        pr, version = releases[-1]
+        out += t["week_release"].format(version=version, pr=pr.number)
+    changes = [p for p in report.prs if not released(p.title)]
+    if changes:
+        top = max(changes, key=lambda p: (p.importance, -p.number))
+        out += t["week_biggest"].format(title=top.title.strip(), pr=top.number)
+    return out
 
 
 def enforce_citations(report: Report) -> None:

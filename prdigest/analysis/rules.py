@@ -72,8 +72,18 @@ _KIND_BASE = {
 # A new release of a package the project runs on is new behaviour for every user, as a feature is.
 UPGRADE_BASE = 3.0
 # A release of the project ("Release: v1.8", "chore(release): 2.0.0"): what every user picks up next.
-_RELEASE = re.compile(r"^\W*(?:chore\(release\)|\[?release\]?)\W+v?\d+(?:\.\d+)+\b|^v?\d+\.\d+\.\d+$", re.I)
+_RELEASE = re.compile(
+    r"^\W*(?:chore\(release\)|\[?release\]?)\W+(?P<v>v?\d+(?:\.\d+)+)\b|^(?P<bare>v?\d+\.\d+\.\d+)$", re.I
+)
 RELEASE_BASE = 5.0
+
+
+def released(title: str) -> str | None:
+    """The version a release PR's title names ("Release: v1.8" -> "v1.8"); None for any other PR."""
+    m = _RELEASE.search(title.strip())
+    return (m.group("v") or m.group("bare")) if m else None
+
+
 _TITLE_NAME = re.compile(r"[A-Za-z][\w.\-]{3,}")
 # Files that make a folder a package: one added means a new subsystem lands, not a file in an old one.
 _PACKAGE_MARKERS = ("__init__.py", "mod.rs", "index.ts", "index.js")
@@ -231,9 +241,9 @@ def importance(
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
     defined, undefined = risk_rules.option_changes(f)
     options = sorted(defined - undefined) if not undefined - defined else []  # a renamed option is no new one
-    release = _RELEASE.search(pr.title.strip())
+    release = released(pr.title)
     if release:
-        parts.append((t["r_release"].format(version=release.group(0).strip()), RELEASE_BASE))
+        parts.append((t["r_release"].format(version=release), RELEASE_BASE))
     elif upgraded:
         parts.append((t["r_upgrade"].format(what=upgraded), UPGRADE_BASE))
     elif options and _KIND_BASE.get(kind or "", default) < _KIND_BASE["feature"]:

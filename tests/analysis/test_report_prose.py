@@ -167,3 +167,21 @@ def test_the_weightiest_kind_of_risk_leads_however_few_prs_carry_it() -> None:
     report = report_of(WEEK_PRS, analyses, "en")
     assert [o.label for o in report.risk_observations] == ["config_breaking", "core_path"]
     assert len(report.risk_observations[1].prs) == len(WEEK_PRS) - 1
+
+
+def test_the_summary_names_the_release_and_the_biggest_change_and_tests_do_not_lead_a_week_of_fixes() -> None:
+    fixes = [
+        pr(200 + i, f"fix: case {i} of the loader", ["pkg/loader.py", f"tests/test_{i}.py"], hours=10 * i)
+        for i in range(4)
+    ]
+    release = pr(210, "Release: v2.1", ["pkg/__init__.py"], hours=50)
+    big = pr(211, "Rewrite the write-ahead log", ["pkg/wal.py"], hours=60)
+    prs = [*fixes, release, big]
+    analyses = {p.number: analysis(p, 3.0, ["bugfix", "testing"]) for p in fixes}
+    analyses[210] = analysis(release, 6.0, [])
+    analyses[211] = analysis(big, 5.0, ["refactor"])
+    for lang, said in (("en", "It released v2.1 (#210)"), ("zh", "本周发布 v2.1（#210）")):
+        report = report_of(prs, analyses, lang)
+        t = texts(lang)
+        assert said in report.summary and "#211" in report.summary  # the biggest change, not the release
+        assert t["judge_testing"] not in report.summary and t["judge_bugfix"] in report.summary

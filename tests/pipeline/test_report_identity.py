@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "65bc57c2e5680f4e48dc7f03c8425e499432aaee2a910dd8c863a0862611642a",
-    "demo-en": "8f90ddd7a5063484f68fd919d58ac7af88af7559d69cafa96cfe21727bf73b74",
-    "2000-zh": "62633ed239ded2d8e759a0c049136c869eeea8988243fda99a5c7ea0a9a9f100",
-    "2000-en": "046c838a025919cde7d987b4a8ed7b0243946aec3dd548b1a106c6a07c333e11",
+    "demo-zh": "d4a1a4e087abae0bd1ae5a18731febf1500c2150df9c8ee4df7520fd08547163",
+    "demo-en": "4a35a5389eb6533af066450e16bbe971f9f3a0553716a15c129d299d9f6fce00",
+    "2000-zh": "4c35775acdd96827f6d642deac498a1dea55c636004b48577d8e79732e983d34",
+    "2000-en": "af2eb36e63c7ae3cfa7da3088437c422181f4ce4bac94d2ce3e720d40667cd71",
 }
 
 
