@@ -10,7 +10,7 @@ import pytest
 from prdigest.analysis.report import build_report
 from prdigest.analysis.stories import group as stories
 from prdigest.analysis.stories.group import find_stories
-from prdigest.analysis.stories.text import spaced, subsystem, tell, topic_of
+from prdigest.analysis.stories.text import pr_kind, spaced, subsystem, tell, topic_of
 from prdigest.config import ReportSettings
 from prdigest.i18n import texts
 from prdigest.models import FileChange, PRAnalysis, PullRequest, RiskLabel, Window
@@ -295,3 +295,31 @@ def test_a_landed_stack_is_one_story_even_where_its_parts_share_little() -> None
     apart = [p.model_copy(update={"author": "lee" if p.number in (401, 402) else "kai"}) for p in landed]
     found = groups([*WEEK_PRS, *apart], {**IMPORTANCE, 401: 4, 402: 4, 403: 4, 404: 4})
     assert story_of(401, found) == {401, 402} and story_of(403, found) == {403, 404}
+
+
+def test_a_theme_is_named_after_what_its_prs_share_never_the_verb_they_share() -> None:
+    series = [
+        pr(311, "Simplify tokenization [1/3]: drop the is_vlm parameter", ["engine/text/tok.py"], hours=70),
+        pr(
+            312,
+            "Simplify tokenization [2/3]: make tokenize a module function",
+            ["engine/text/tok.py"],
+            hours=71,
+        ),
+        pr(313, "Simplify tokenization [3/3]: one shared tokenize", ["engine/text/tok.py"], hours=72),
+    ]
+    week = [*WEEK_PRS, *series]
+    (story,) = [
+        s for s in find_stories(week, {**IMPORTANCE, 311: 5, 312: 5, 313: 5}) if s.prs[0].number == 311
+    ]
+    assert topic_of(story, week).lower() == "tokenization"
+
+
+def test_a_pr_that_deletes_is_not_told_as_adding_tests() -> None:
+    gone = pr(
+        320, "feat(cache): drop the legacy eviction scripts", ["engine/cache/tiered/legacy.py"], hours=80
+    )
+    gone = gone.model_copy(update={"additions": 0, "deletions": 300})
+    tests_only = pr(321, "cache: more tiered eviction tests", ["tests/cache/test_tiered.py"], hours=81)
+    analyses = {**ANALYSES, 320: analysis(gone, 4, ["testing"]), 321: analysis(tests_only, 2, ["testing"])}
+    assert pr_kind(analyses[320], gone) == "change" and pr_kind(analyses[321], tests_only) == "hardening"

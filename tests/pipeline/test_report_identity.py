@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "d4a1a4e087abae0bd1ae5a18731febf1500c2150df9c8ee4df7520fd08547163",
-    "demo-en": "4a35a5389eb6533af066450e16bbe971f9f3a0553716a15c129d299d9f6fce00",
-    "2000-zh": "4c35775acdd96827f6d642deac498a1dea55c636004b48577d8e79732e983d34",
-    "2000-en": "af2eb36e63c7ae3cfa7da3088437c422181f4ce4bac94d2ce3e720d40667cd71",
+    "demo-zh": "453a82e22268fcb0cb65d40472cd51be4657f1fdb53dfea86ea886279e677759",
+    "demo-en": "9bde63b4a6055005d5372631e903107b11684f10c28f0e39c078cf67cfde18c1",
+    "2000-zh": "48eb7f2ebc409b9a7dc30848c28d0ca2ace424b40b284941f3b575adc543f5f3",
+    "2000-en": "c3ea98ead9db56503a9d5474f38012a0a359feb0f0412c945b29a886c145015e",
 }
 
 

@@ -24,10 +24,22 @@ def _title_df(titles: tuple[str, ...], generic: frozenset[str]) -> Counter[str]:
     return Counter(t for title in titles for t in set(tokens(title, generic)))
 
 
+# Verbs and adverbs that say how a change was made, never what it is about: no story is named after one
+# (grouping still reads them: a series of "Align X with Y" PRs is one thread).
+_HOW_WORDS = """
+    simplify simplifies avoid avoids correct corrects align aligns harmonize harmonise ensure ensures
+    prevent prevents reduce reduces clarify clarifies introduce introduces implement implements replace
+    replaces raise raises warn warns skip skips expose exposes pass passes treat treats factor extract
+    extracts split splits reject rejects honor honour decide switch switches migrate migrates unify
+    restore restores respect respects apply applies document documents properly correctly better
+"""
+_HOW = frozenset(_HOW_WORDS.split())
+
+
 def topic_of(story: Story, week: list[PullRequest]) -> str:
     """The story's subject as its titles write it: the longest run of title words made of the distinctive
     words most of its PRs share ("session server v2"), in the casing the titles use most."""
-    generic = generic_for(story.prs[0].repo)
+    generic = generic_for(story.prs[0].repo) | _HOW
     df = _title_df(tuple(p.title for p in week), generic)
     counts = Counter(t for p in story.prs for t in set(tokens(p.title, generic)))
     n = max(len(week), 1)
@@ -103,18 +115,24 @@ _COSTS = JUDGEMENT_LABELS
 _OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
 
 
-def pr_kind(analysis: PRAnalysis) -> str:
-    """What a PR does; "change" when no tag says."""
+def pr_kind(analysis: PRAnalysis, pr: PullRequest | None = None) -> str:
+    """What a PR does; "change" when no tag says. With the PR: tests and CI it touched make it hardening
+    only when they are most of what it adds (a feature with its tests, or a PR that deletes, is not)."""
     if any(r.label == "config_breaking" for r in analysis.risks) and "feature" not in analysis.tags[:1]:
         return "migration"  # it removes or renames what users rely on
-    return next((_TAG_KIND[t] for t in analysis.tags if t in _TAG_KIND), "change")
+    kind = next((_TAG_KIND[t] for t in analysis.tags if t in _TAG_KIND), "change")
+    if kind == "hardening" and pr is not None and pr.files:
+        aside = sum(f.additions for f in pr.files if is_test(f.path) or is_ci(f.path))
+        if aside * 2 < pr.additions or pr.deletions > pr.additions:
+            return "change"
+    return kind
 
 
 def story_kind(prs: list[PullRequest], analyses: dict[int, PRAnalysis]) -> str:
     votes: defaultdict[str, float] = defaultdict(float)
     for p in prs:
         a = analyses[p.number or 0]
-        kind = pr_kind(a)
+        kind = pr_kind(a, p)
         votes[kind] += (1 + a.importance) * _SIDE_KINDS.get(kind, 1.0)
     return max(KINDS, key=lambda k: (votes[k], -KINDS.index(k)))  # no kind named at all: a feature
 
@@ -133,13 +151,13 @@ def tell(
     kind = story_kind(prs, analyses)
     ranked = sorted(prs, key=lambda p: (-analyses[p.number or 0].importance, p.number))
     # The story opens on its weightiest PR of its own kind: a fix series on a fix.
-    lead = next((p for p in ranked if pr_kind(analyses[p.number or 0]) == kind), ranked[0])
+    lead = next((p for p in ranked if pr_kind(analyses[p.number or 0], p) == kind), ranked[0])
     detailed = {p.number for p in ranked[: DETAILED + 1]} | {lead.number}
     sentences = [t[f"open_{kind}_{variant % 2}"].format(topic=topic, lead=_item(lead, analyses, t))]
     roles: dict[str, list[PullRequest]] = defaultdict(list)
     for p in prs:
         if p is not lead and p.number in detailed:
-            roles[pr_kind(analyses[p.number or 0])].append(p)
+            roles[pr_kind(analyses[p.number or 0], p)].append(p)
     for role in sorted(roles, key=lambda r: (r != kind, _ROLES.index(r))):
         key = (
             f"role_{role}"
@@ -291,7 +309,7 @@ def trend(
 ) -> str:
     """Where the theme is heading: its direction from its PRs' kinds in merge order, and its momentum."""
     direction = kind
-    kinds = [pr_kind(analyses[p.number or 0]) for p in prs]
+    kinds = [pr_kind(analyses[p.number or 0], p) for p in prs]
     later = kinds[len(kinds) // 2 :]
     if kind == "feature" and later.count("bugfix") * 2 > len(later):
         direction = "feature_then_fix"
