@@ -122,7 +122,7 @@ def pr_kind(analysis: PRAnalysis, pr: PullRequest | None = None) -> str:
         return "migration"  # it removes or renames what users rely on
     kind = next((_TAG_KIND[t] for t in analysis.tags if t in _TAG_KIND), "change")
     if kind == "hardening" and pr is not None and pr.files:
-        aside = sum(f.additions for f in pr.files if is_test(f.path) or is_ci(f.path))
+        aside = sum(f.additions or 0 for f in pr.files if is_test(f.path) or is_ci(f.path))
         if aside * 2 < pr.additions or pr.deletions > pr.additions:
             return "change"
     return kind
