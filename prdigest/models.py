@@ -199,6 +199,9 @@ class RiskLabel(_Model):
     evidence_source: str
     # The evidence shows users break this week (an option removed, a regression measured), not just a risk.
     breaks: bool = False
+    # How far the evidence goes: a weak finding (a change for hardware no CI runner holds, say) is a point
+    # to watch on its PR, not a risk of the week.
+    strength: Literal["strong", "weak"] = "strong"
 
 
 class PRAnalysis(_Many):
@@ -209,7 +212,8 @@ class PRAnalysis(_Many):
     importance: float = Field(ge=0, le=10)
     insight: float = Field(ge=0, le=10)
     tags: list[str] = []
-    risks: list[RiskLabel] = []
+    risks: list[RiskLabel] = []  # the week's risks: strong findings
+    weak_risks: list[RiskLabel] = []  # weak findings: told among the points to watch alone
     watch: list[str] = []
     unresolved: list[str] = []
     related: list[int] = []
@@ -294,7 +298,8 @@ class ReportPR(_Many):
     importance: float | None = None
     insight: float | None = None
     tags: list[str] = []
-    risks: list[str] = []
+    risks: list[str] = []  # the week's risks
+    weak_risks: list[str] = []  # findings too weak to be one: the PR's points to watch tell them
     watch: list[str] = []
     key: bool = False
     related: list[int] = []

@@ -193,6 +193,7 @@ def _report_pr(p: PullRequest, analysis: PRAnalysis | None, key: bool) -> Report
         out.insight = analysis.insight
         out.tags = analysis.tags
         out.risks = [r.label for r in analysis.risks]
+        out.weak_risks = [r.label for r in analysis.weak_risks]
         out.watch = analysis.watch
     return out
 

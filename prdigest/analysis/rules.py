@@ -24,7 +24,7 @@ from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 from prdigest.path_kinds import is_ci, is_dependency
 
-RULES_VERSION = "rules-2"  # the analysis cache key: bumped when the rules change
+RULES_VERSION = "rules-3"  # the analysis cache key: bumped when the rules change
 
 # Risk label -> the PR fields it needs; unknown input means the rule stays silent.
 RISK_INPUTS: dict[str, tuple[str, ...]] = {
@@ -172,6 +172,7 @@ def risks_for(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
                     evidence=finding.evidence,
                     evidence_source=finding.source,
                     breaks=finding.breaks,
+                    strength=finding.strength,
                 )
             )
     return found
@@ -343,7 +344,9 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
     t = texts(lang)
     f = facts(pr, taxonomy)
     tags = tags_for(pr, taxonomy)
-    risks = risks_for(pr, f, tags, t)
+    found = risks_for(pr, f, tags, t)
+    risks = [r for r in found if r.strength == "strong"]
+    weak = [r for r in found if r.strength == "weak"]
     imp, imp_parts = importance(pr, f, tags, risks, t)
     harm = fixed_harm(pr, f, tags)
     names = pr_text.changed_names(f)
@@ -367,7 +370,8 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
         insight=ins,
         tags=tags,
         risks=risks,
-        watch=pr_text.watch(pr, f, names, risks, harm, t),
+        weak_risks=weak,
+        watch=pr_text.watch(pr, f, names, [*risks, *weak], harm, t),
         unresolved=unresolved,
         related=pr.related,
         reasons=[f"{t['importance']} {name} +{value:.1f}" for name, value in imp_parts]

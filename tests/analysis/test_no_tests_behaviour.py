@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import commit, new_repo
 
+from prdigest.analysis.report import build_report
 from prdigest.analysis.rules import NO_CODE_CAP, analyse
-from prdigest.config import load_settings
+from prdigest.config import ReportSettings, load_settings
 from prdigest.models import PullRequest, Window
 from prdigest.sources.git.source import GitSource
 
@@ -157,3 +158,28 @@ def test_a_docstring_example_rewritten_as_doctest_asks_for_no_test(tmp_path: Pat
     # Documentation: it weighs what docs weigh, however many lines it rewrites.
     taxonomy = load_settings(env={}).repo(pr.repo).taxonomy
     assert analyse(pr, taxonomy, "en").importance <= NO_CODE_CAP
+
+
+def test_a_change_for_hardware_ci_cannot_run_is_a_point_to_watch_not_a_risk_of_the_week(
+    tmp_path: Path,
+) -> None:
+    after = TRAINER.replace("min(max(ratio, low), high)", "max(min(ratio, high), low)")
+    pr = the_pr(tmp_path, after, "fix: clip the ratio on Blackwell")
+    taxonomy = load_settings(env={}).repo(pr.repo).taxonomy
+    found = analyse(pr, taxonomy, "en")
+    assert "no_tests" not in {r.label for r in found.risks}
+    assert [r.label for r in found.weak_risks] == ["no_tests"] and found.weak_risks[0].strength == "weak"
+    assert any("test" in point for point in found.watch)  # told on the PR, where a reviewer looks
+    report = build_report(
+        pr.repo,
+        WEEK,
+        [pr],
+        source="git",
+        unavailable=[],
+        settings=ReportSettings(),
+        analyses={7: found},
+        lang="en",
+    )
+    (shown,) = report.prs
+    assert shown.risks == [] and shown.weak_risks == ["no_tests"]
+    assert report.risk_observations == [] and report.risk_level == "low"

@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "453a82e22268fcb0cb65d40472cd51be4657f1fdb53dfea86ea886279e677759",
-    "demo-en": "9bde63b4a6055005d5372631e903107b11684f10c28f0e39c078cf67cfde18c1",
-    "2000-zh": "48eb7f2ebc409b9a7dc30848c28d0ca2ace424b40b284941f3b575adc543f5f3",
-    "2000-en": "c3ea98ead9db56503a9d5474f38012a0a359feb0f0412c945b29a886c145015e",
+    "demo-zh": "435475634e3294abcfe0238b7a59a754f0416cf1c01c085ce6e79cfc01122bc6",
+    "demo-en": "6a4f348a0d50269e86fedb5a49aa3dc2303cdc40bfd7931263fd02df0b77e75b",
+    "2000-zh": "a1c9103c53423903a9b7b6631b7c8e0196fbc39ab71fcf9cbdacf7ee4280731e",
+    "2000-en": "325b9d03062ac24027d12054b8e4e80db6f184673b64c0900c738d1da43a91c5",
 }
 
 

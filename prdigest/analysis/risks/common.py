@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 # The labels these rules judge (the others are facts: reviews, checks, forks, core paths).
 JUDGEMENT_LABELS = (
@@ -24,6 +24,7 @@ class Finding(NamedTuple):
     evidence: str
     source: str  # diff, title, body, paths, reviews, checks
     breaks: bool = False  # users break: see RiskLabel.breaks
+    strength: Literal["strong", "weak"] = "strong"  # see RiskLabel.strength
 
 
 Evidence = Finding | tuple[str, str] | None

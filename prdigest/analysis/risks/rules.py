@@ -332,6 +332,15 @@ _TESTED_KINDS = ("bugfix", "feature", "performance")
 _NOT_TESTED_KINDS = ("docs", "ci", "dependency", "revert", "refactor", "testing")
 
 
+# A change for one kind of hardware: what no CI runner holds, so no test could run it (SPEC: "where a
+# test would be expected").
+_HARDWARE = re.compile(
+    r"\b(hardware|(?:non-)?nvlink|neuron|npu|rocm|mi\d{3}x?|blackwell|hopper|sm\d{2,3}|gb\d{3}|[hab]\d{3}"
+    r"|tpu|xpu|hpu|gaudi|ascend|multi-?node)\b",
+    re.I,
+)
+
+
 def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     if f.paths is None or f.test_paths or not f.product_paths:
         return None
@@ -348,7 +357,9 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
     if f.diffs and not may_change_behaviour(product, parsed.text, dropped):
         return None
     more = f" (+{len(f.product_paths) - 2})" if len(f.product_paths) > 2 else ""
-    return t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more), "paths"
+    evidence = t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more)
+    # For hardware no CI runner holds, a test may be impossible: worth a look, not a risk of the week.
+    return Finding(evidence, "paths", strength="weak" if _HARDWARE.search(pr.title) else "strong")
 
 
 def _code(value: str) -> str:
