@@ -160,11 +160,14 @@ def test_a_docstring_example_rewritten_as_doctest_asks_for_no_test(tmp_path: Pat
     assert analyse(pr, taxonomy, "en").importance <= NO_CODE_CAP
 
 
-def test_a_change_for_hardware_ci_cannot_run_is_a_point_to_watch_not_a_risk_of_the_week(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "title", ["fix: clip the ratio on Blackwell", "Align the clip-ratio metrics with the other trainers"]
+)
+def test_a_change_for_hardware_ci_cannot_run_or_of_metrics_is_a_point_to_watch_not_a_risk_of_the_week(
+    tmp_path: Path, title: str
 ) -> None:
     after = TRAINER.replace("min(max(ratio, low), high)", "max(min(ratio, high), low)")
-    pr = the_pr(tmp_path, after, "fix: clip the ratio on Blackwell")
+    pr = the_pr(tmp_path, after, title)
     taxonomy = load_settings(env={}).repo(pr.repo).taxonomy
     found = analyse(pr, taxonomy, "en")
     assert "no_tests" not in {r.label for r in found.risks}

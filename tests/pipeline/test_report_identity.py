@@ -36,8 +36,8 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 DIGESTS = {
     "demo-zh": "435475634e3294abcfe0238b7a59a754f0416cf1c01c085ce6e79cfc01122bc6",
     "demo-en": "6a4f348a0d50269e86fedb5a49aa3dc2303cdc40bfd7931263fd02df0b77e75b",
-    "2000-zh": "a1c9103c53423903a9b7b6631b7c8e0196fbc39ab71fcf9cbdacf7ee4280731e",
-    "2000-en": "325b9d03062ac24027d12054b8e4e80db6f184673b64c0900c738d1da43a91c5",
+    "2000-zh": "6899548db2c87ad2a29c480284619b853f96fd3a80dd1f8a6b0c1a41e6df01e8",
+    "2000-en": "7d497dd722a06df1c6cde2ae3fa9ccd4c544db43a4f5f59c3dc3dc360a9b6cba",
 }
 
 

@@ -341,6 +341,10 @@ _HARDWARE = re.compile(
 )
 
 
+# What a run reports rather than what it computes: metrics and logs, which tests seldom pin down.
+_TELEMETRY = re.compile(r"\b(metrics?|logging|logs?|log_\w+|telemetry|wandb|tensorboard)\b", re.I)
+
+
 def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     if f.paths is None or f.test_paths or not f.product_paths:
         return None
@@ -358,8 +362,10 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
         return None
     more = f" (+{len(f.product_paths) - 2})" if len(f.product_paths) > 2 else ""
     evidence = t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more)
-    # For hardware no CI runner holds, a test may be impossible: worth a look, not a risk of the week.
-    return Finding(evidence, "paths", strength="weak" if _HARDWARE.search(pr.title) else "strong")
+    # For hardware no CI runner holds a test may be impossible, and what a run reports is seldom tested:
+    # worth a look, not a risk of the week.
+    weak = _HARDWARE.search(pr.title) or _TELEMETRY.search(parsed.text)
+    return Finding(evidence, "paths", strength="weak" if weak else "strong")
 
 
 def _code(value: str) -> str:
