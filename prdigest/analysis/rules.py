@@ -287,20 +287,27 @@ def importance(
         if activity:
             parts.append((t["r_reviews"].format(n=activity), min(1.0, 0.25 * activity)))
     score = sum(v for _, v in parts)
+    cap = _cap(pr, f, installs, t)
+    if cap is not None:
+        score = min(score, cap[0])
+        parts.append((cap[1], 0.0))
+    return _clamp(score), parts
+
+
+def _cap(pr: PullRequest, f: Facts, installs: bool, t: dict[str, str]) -> tuple[float, str] | None:
+    """The most a PR that ships no new behaviour may weigh, and the reason; None for the others (a release
+    ships whatever its files are)."""
+    if released(pr.title):
+        return None
     product = f.diffs_where(lambda p: p in f.product_set)
     moves = any(x.status != "modified" for x in pr.files or [] if x.path in f.product_set)  # modules come, go
-    if release:
-        pass  # a release ships whatever its files are
-    elif product and not moves and cosmetic(product, parse_title(pr.title).text):  # weighs what docs weigh
-        score = min(score, NO_CODE_CAP)
-        parts.append((t["r_form_only"].format(cap=NO_CODE_CAP), 0.0))
-    elif f.paths is not None and not f.code_paths:  # docs, tests or CI only
-        score = min(score, NO_CODE_CAP)
-        parts.append((t["r_no_code"].format(cap=NO_CODE_CAP), 0.0))
-    elif f.paths is not None and not f.product_paths and not installs:  # examples, scripts
-        score = min(score, SUPPORT_CAP)
-        parts.append((t["r_support_only"].format(cap=SUPPORT_CAP), 0.0))
-    return _clamp(score), parts
+    if product and not moves and cosmetic(product, parse_title(pr.title).text):  # weighs what docs weigh
+        return NO_CODE_CAP, t["r_form_only"].format(cap=NO_CODE_CAP)
+    if f.paths is not None and not f.code_paths:  # docs, tests or CI only
+        return NO_CODE_CAP, t["r_no_code"].format(cap=NO_CODE_CAP)
+    if f.paths is not None and not f.product_paths and not installs:  # examples, scripts
+        return SUPPORT_CAP, t["r_support_only"].format(cap=SUPPORT_CAP)
+    return None
 
 
 def insight(

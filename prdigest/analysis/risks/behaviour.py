@@ -1,12 +1,12 @@
 """Whether a PR's code changes can change what the code does: the question `no_tests` asks before it
 wants a test. Read from the diff's changed lines alone, in any language.
 
-Not behaviour: comments, imports, logging and doctest lines; code only deleted, with its files or as
-module-level definitions (nothing new to test; lines deleted inside code, such as a list's entries, do
-change it);
-lines moved or reordered (what a refactor that aligns or sorts code leaves: the same lines, elsewhere);
-and a change whose every line is about a version (a compatibility gate for another release of a
-dependency). A title that says it documents is not asking for a test either.
+Not behaviour: comments, imports, logging and doctest lines (code examples rewritten as doctests too);
+code only deleted, with its files or as module-level definitions (nothing new to test; lines deleted
+inside code, such as a list's entries, do change it); lines moved or reordered (what a refactor that
+aligns or sorts code leaves: the same lines, elsewhere); and a change whose every line is about a
+version (a compatibility gate for another release of a dependency). A title that says it documents is
+not asking for a test either.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ LOGIC = re.compile(
 MOVED = 0.6
 _VERSION = re.compile(r"version|\b\d+\.\d+(?:\.\d+)?\b|\(\s*\d+\s*,\s*\d+", re.I)
 _DOCUMENTS = ("document", "documents", "documented", "docs", "docstring", "docstrings")
-
-
 _PROMPT = re.compile(r"^(\s*)(?:>>>|\.\.\.)(?: |$)")
 
 

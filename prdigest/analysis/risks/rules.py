@@ -330,8 +330,6 @@ def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
 # Kinds of change that ask for a test; others (docs, CI, refactors, bumps) do not.
 _TESTED_KINDS = ("bugfix", "feature", "performance")
 _NOT_TESTED_KINDS = ("docs", "ci", "dependency", "revert", "refactor", "testing")
-
-
 # A change for one kind of hardware: what no CI runner holds, so no test could run it (SPEC: "where a
 # test would be expected").
 _HARDWARE = re.compile(
@@ -339,8 +337,6 @@ _HARDWARE = re.compile(
     r"|tpu|xpu|hpu|gaudi|ascend|multi-?node)\b",
     re.I,
 )
-
-
 # What a run reports rather than what it computes: metrics and logs, which tests seldom pin down.
 _TELEMETRY = re.compile(r"\b(metrics?|logging|logs?|log_\w+|telemetry|wandb|tensorboard)\b", re.I)
 

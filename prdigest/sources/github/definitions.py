@@ -41,7 +41,7 @@ def blob(node: dict[str, Any] | None) -> tuple[str, str] | None:
     """(blob id, text) of an ``object(expression:)`` answer; None when it is no readable text."""
     if not node or node.get("__typename") != "Blob" or node.get("isBinary") or node.get("isTruncated"):
         return None
-    if node.get("text") is None or (node.get("byteSize") or 0) > MAX_BLOB:
+    if node.get("text") is None or not node.get("oid") or (node.get("byteSize") or 0) > MAX_BLOB:
         return None
     return node["oid"], node["text"]
 
