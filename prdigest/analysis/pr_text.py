@@ -11,7 +11,7 @@ import re
 from typing import NamedTuple
 
 from prdigest.analysis.facts import Facts
-from prdigest.analysis.risks.rules import option_flags, project_diffs
+from prdigest.analysis.risks.rules import new_options, project_diffs
 from prdigest.analysis.taxonomy import is_kind_word, parse_title
 from prdigest.i18n import detect_lang, risk_name, texts
 from prdigest.models import PullRequest, RiskLabel
@@ -59,10 +59,7 @@ def changed_names(f: Facts) -> Names:
     diffs = project_diffs(f)
     added_defs = [m.group(1) for d in diffs for m in _DEF.finditer("\n".join(d.added))]
     removed_defs = [m.group(1) for d in diffs for m in _DEF.finditer("\n".join(d.removed))]
-    options = sorted(
-        {flag for d in diffs for flag in option_flags(d.added)}
-        - {flag for d in diffs for flag in option_flags(d.removed)}
-    )
+    options = new_options(f)
     within = [m.group(1) for d in diffs for c in d.contexts if (m := _DEF.match(c))]
     return Names(
         options=options,

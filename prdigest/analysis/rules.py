@@ -24,7 +24,7 @@ from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 from prdigest.path_kinds import is_ci, is_dependency
 
-RULES_VERSION = "rules-3"  # the analysis cache key: bumped when the rules change
+RULES_VERSION = "rules-4"  # the analysis cache key: bumped when the rules change
 
 # Risk label -> the PR fields it needs; unknown input means the rule stays silent.
 RISK_INPUTS: dict[str, tuple[str, ...]] = {
@@ -241,7 +241,7 @@ def importance(
     upgraded = upgrade(pr, f)
     default = 2.0 if f.product_paths else 1.0  # a code change whose title names no kind
     defined, undefined = risk_rules.option_changes(f)
-    options = sorted(defined - undefined) if not undefined - defined else []  # a renamed option is no new one
+    options = risk_rules.new_options(f) if not undefined - defined else []  # a renamed option is no new one
     release = released(pr.title)
     if release:
         parts.append((t["r_release"].format(version=release), RELEASE_BASE))

@@ -323,6 +323,25 @@ def test_new_options_make_a_feature_whatever_the_title_calls_it() -> None:
     assert not any("adds options" in r for r in rules.analyse(rename, Taxonomy(), "en").reasons)  # no new one
 
 
+def test_a_field_added_to_a_config_class_is_a_new_option() -> None:
+    def pr(*lines: str, context: str = "class DataConfig:") -> PullRequest:
+        excerpt = diff("pkg/data.py", f"@@ -10,2 +10,3 @@ {context}", *lines)
+        return make("Align loaders with the trainer", [("pkg/data.py", 3, 0)], diff_excerpt=excerpt)
+
+    field = "+    fraction: float | None = None"
+    added = rules.analyse(pr(field), Taxonomy(), "en")
+    assert any("adds options DataConfig.fraction" in r for r in added.reasons)
+    # The same line in a class users do not configure, a field that was there, or a local variable: none.
+    assert not any(
+        "adds options" in r
+        for r in rules.analyse(pr(field, context="class Loader:"), Taxonomy(), "en").reasons
+    )
+    moved = pr("-    fraction: float = 1.0", field)
+    assert not any("adds options" in r for r in rules.analyse(moved, Taxonomy(), "en").reasons)
+    local = pr("+        fraction: float = 0.5")
+    assert not any("adds options" in r for r in rules.analyse(local, Taxonomy(), "en").reasons)
+
+
 def test_a_new_package_counts_as_one_more_module() -> None:
     def pr(*paths: str) -> PullRequest:
         files = [FileChange(path=p, additions=100, deletions=0, status="added") for p in paths]

@@ -44,6 +44,7 @@ __all__ = [
     "fold",
     "holds_danger",
     "is_comment",
+    "new_options",
     "no_tests",
     "option_changes",
     "option_flags",
@@ -111,6 +112,26 @@ def option_changes(f: Facts) -> tuple[set[str], set[str]]:
     return {flag for d in diffs for flag in option_flags(d.added)}, {
         flag for d in diffs for flag in option_flags(d.removed)
     }
+
+
+# A config class in a hunk's context ("class TrainConfig(BaseModel):"): its fields are options users set.
+_CONFIG_CLASS = re.compile(r"\bclass\s+(\w*(?:Config|Args|Arguments|Settings|Options|Params))\b")
+# A field of a class body with its default, one level in: "    lr: float = 1e-3".
+_CLASS_FIELD = re.compile(r"^(?: {4}|\t)([a-z][a-z0-9_]*)\s*:\s*[A-Za-z_\[\"'][^=]*?=")
+
+
+def new_options(f: Facts) -> list[str]:
+    """Options users can set that the PR adds: quoted flags of option calls, and fields with a default of
+    the config classes its hunks sit in (``DataConfig.fraction``); a renamed or moved one is not new."""
+    defined, undefined = option_changes(f)
+    found = sorted(defined - undefined)
+    for d in project_diffs(f):
+        owners = [m.group(1) for c in d.contexts if (m := _CONFIG_CLASS.search(c))]
+        if owners:
+            before = {m.group(1) for line in d.removed if (m := _CLASS_FIELD.match(line))}
+            added = {m.group(1) for line in d.added if (m := _CLASS_FIELD.match(line))}
+            found += [f"{owners[0]}.{name}" for name in sorted(added - before)]
+    return found
 
 
 def _fields(lines: list[str]) -> dict[str, str]:
