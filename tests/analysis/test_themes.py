@@ -323,3 +323,31 @@ def test_a_pr_that_deletes_is_not_told_as_adding_tests() -> None:
     tests_only = pr(321, "cache: more tiered eviction tests", ["tests/cache/test_tiered.py"], hours=81)
     analyses = {**ANALYSES, 320: analysis(gone, 4, ["testing"]), 321: analysis(tests_only, 2, ["testing"])}
     assert pr_kind(analyses[320], gone) == "change" and pr_kind(analyses[321], tests_only) == "hardening"
+
+
+def test_a_change_of_code_with_many_tests_is_not_told_as_adding_tests() -> None:
+    files = [
+        FileChange(path="tests/test_reward.py", additions=240),
+        FileChange(path="engine/reward.py", additions=60),
+    ]
+    owned = pr(330, "Environment-owned reward", []).model_copy(update={"files": files, "additions": 300})
+    named = owned.model_copy(update={"title": "Reward tests for environments"})
+    assert pr_kind(analysis(owned, 5, ["testing"]), owned) == "change"
+    assert pr_kind(analysis(named, 5, ["testing"]), named) == "hardening"  # its title says it is tests
+
+
+def test_a_qualifier_names_a_theme_with_what_it_qualifies() -> None:
+    fixes = [
+        pr(341, "Fix the guard for iterable datasets nested in a dict", ["engine/data/guard.py"], hours=90),
+        pr(342, "Fix the loader crash on iterable datasets", ["engine/data/loader.py"], hours=91),
+        pr(343, "Document the step limit of iterable train datasets", ["docs/data.md"], hours=92),
+    ]
+    # Datasets are what most of the week's PRs touch: the word alone tells this story from no other.
+    others = [
+        pr(344 + i, f"Stream datasets from the {place} store", [f"engine/{place}/store.py"], hours=100 + i)
+        for i, place in enumerate(("blob", "queue", "cache", "mirror", "disk", "bucket", "archive", "table"))
+    ]
+    week = [*WEEK_PRS, *fixes, *others]
+    importance = {**IMPORTANCE, 341: 5, 342: 5, 343: 2, **{p.number or 0: 3 for p in others}}
+    (story,) = [s for s in find_stories(week, importance) if 341 in {p.number for p in s.prs}]
+    assert topic_of(story, week).lower() == "iterable datasets"

@@ -7,7 +7,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from functools import lru_cache
+from itertools import pairwise
 
 from prdigest.analysis.risks.rules import JUDGEMENT_LABELS
 from prdigest.analysis.stories.features import Story, generic_for, tokens
@@ -51,6 +53,7 @@ def topic_of(story: Story, week: list[PullRequest]) -> str:
     ranked = sorted(score, key=lambda t: (-score[t], t))
     top = {t for t in ranked[:4] if score[t] >= score[ranked[0]] / 2}
     best: tuple[float, int, str] = (0.0, 0, "")
+    nouns = _qualified(p.title for p in story.prs)
     for p in story.prs:
         words = _TITLE_WORD.findall(p.title)
         run: list[str] = []
@@ -63,12 +66,29 @@ def topic_of(story: Story, week: list[PullRequest]) -> str:
             held = {t for w in run for t in tokens(w, generic)}
             if run and ranked[0] in held:  # the phrase holds the most distinctive word
                 value = sum(score[t] for t in held & top)
-                best = max(best, (value, -len(run), " ".join(run)))
+                # A qualifier ("iterable") ends on what most of the titles say it qualifies ("datasets").
+                noun = [word] if word and parts and word.lower() == nouns.get(run[-1].lower()) else []
+                best = max(best, (value, -len(run), " ".join([*run, *noun])))
             run = []
     return _cased(best[2], [p.title for p in story.prs]) if best[2] else ranked[0]
 
 
 _TITLE_WORD = re.compile(r"[\w][\w.\-/]*[\w]|\w")
+# A word that qualifies a subject rather than names one: a topic does not end on it.
+_ADJECTIVE = re.compile(r"[a-z](?:able|ible|ive|ous|ful|less)$")
+
+
+def _qualified(titles: Iterable[str]) -> dict[str, str]:
+    """Each qualifying word of the titles ("iterable") with the word that most often follows it."""
+    follows: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    said: Counter[str] = Counter()  # in how many titles a word is: the subject they share wins a tie
+    for title in titles:
+        words = [w.lower() for w in _TITLE_WORD.findall(title)]
+        said.update(set(words))
+        for word, after in pairwise(words):
+            if _ADJECTIVE.search(word):
+                follows[word][after] += 1
+    return {word: max(seen, key=lambda w: (seen[w], said[w], w)) for word, seen in follows.items()}
 
 
 def _scope(pr: PullRequest) -> str:
@@ -113,6 +133,8 @@ DETAILED = 6  # PRs told with their summary; the others are cited by number
 # Risks a story's text names, in this order, with what they cost its reader.
 _COSTS = JUDGEMENT_LABELS
 _OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
+_WITH_CODE = 20  # lines of shipped code that make a PR more than its tests
+_SAYS_TESTS = re.compile(r"\b(tests?|testing|ci|coverage|flaky|e2e|benchmarks?|lint\w*)\b", re.I)
 
 
 def pr_kind(analysis: PRAnalysis, pr: PullRequest | None = None) -> str:
@@ -124,6 +146,12 @@ def pr_kind(analysis: PRAnalysis, pr: PullRequest | None = None) -> str:
     if kind == "hardening" and pr is not None and pr.files:
         aside = sum(f.additions or 0 for f in pr.files if is_test(f.path) or is_ci(f.path))
         if aside * 2 < pr.additions or pr.deletions > pr.additions:
+            return "change"
+        # Tests beside a change of the code its title names ("Environment-owned reward") come with it.
+        shipped = sum(
+            f.additions or 0 for f in pr.files if not (is_test(f.path) or is_ci(f.path) or is_doc(f.path))
+        )
+        if shipped >= _WITH_CODE and not _SAYS_TESTS.search(pr.title):
             return "change"
     return kind
 
