@@ -347,13 +347,23 @@ class Recommendation(_Model):
     prs: list[int]
 
 
-class LLMUsage(_Model):
-    """What one run spent on the LLM, for the report's footer."""
-
-    model: str
-    calls: int = 0  # requests sent, rejected rungs and repairs included
+class LLMCost(_Model):
+    calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class LLMUsage(_Model):
+    """What the report's LLM answers cost, for its footer: the requests of this run, and those that made
+    the answers it reused from the cache (so a report rebuilt from the cache shows what it cost)."""
+
+    model: str
+    calls: int = 0  # requests, rejected rungs and repairs included
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # By purpose: analysis, narrative, follow-up, repair, routing.
+    by_purpose: dict[str, LLMCost] = {}
+    run_calls: int = 0  # of them, sent by this run
     analysed: int = 0  # PRs the LLM analysed in this run
     cached: int = 0  # PR analyses read from the cache
     fallback: int = 0  # PRs the rules engine answered for after an LLM failure

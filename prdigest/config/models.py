@@ -197,6 +197,10 @@ class LLMSettings(_Section):
     max_retries: int = Field(default=2, ge=0, le=5)
     # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
     monthly_token_budget: int | None = Field(default=None, ge=1)
+    # What one report may ask: requests (None: its PRs not yet analysed + 20) and prompt plus answer
+    # tokens; past either the rules decide what is left, and the report says so.
+    max_requests_per_report: int | None = Field(default=None, ge=1)
+    max_tokens_per_report: int = Field(default=400_000, ge=1)
 
     @field_validator("base_url")
     @classmethod

@@ -103,8 +103,9 @@ TEXT: dict[str, dict[str, str]] = {
         "source_github": "GitHub",
         "source_fixture": "数据文件",
         "source_cache": "缓存",
-        "llm_usage": "模型 {model}：{calls} 次调用，输入 {tokens_in} / 输出 {tokens_out} tokens；{cached} 个分析来自缓存，{fallback} 个回退到规则引擎；叙述：{narrative}",
+        "llm_usage": "模型 {model}：生成本报告共 {calls} 次调用（{purposes}），输入 {tokens_in} / 输出 {tokens_out} tokens，其中本次运行 {run_calls} 次；{cached} 个分析来自缓存，{fallback} 个回退到规则引擎；叙述：{narrative}",
         "llm_budget_spent": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：{n} 个 PR 改由规则引擎分析。",
+        "llm_report_capped": "本报告的 LLM 上限（{requests} 次请求或 {tokens} tokens）已到：其余 {n} 个请求未发送，由规则引擎判断。",
         "llm_budget_spent_narrative": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：叙述由规则引擎撰写。",
         # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.
         "llm_budget_spent_ask": "LLM 端点 {endpoint} 本月的 token 预算已用完：此回答来自全文检索，而非模型。",
@@ -231,9 +232,11 @@ TEXT: dict[str, dict[str, str]] = {
         "source_github": "github",
         "source_fixture": "fixture",
         "source_cache": "cache",
-        "llm_usage": "Model {model}: {calls} calls, {tokens_in} input / {tokens_out} output tokens; {cached} analyses from the cache, {fallback} fell back to the rules engine; narrative: {narrative}",
+        "llm_usage": "Model {model}: {calls} calls built this report ({purposes}), {tokens_in} input / {tokens_out} output tokens, {run_calls} of the calls in this run; {cached} analyses from the cache, {fallback} fell back to the rules engine; narrative: {narrative}",
         "llm_budget_spent": "The monthly token budget ({budget}, UTC month) of the LLM endpoint {endpoint} "
         "is spent: the rules engine analysed {n} PRs.",
+        "llm_report_capped": "This report reached its LLM cap ({requests} requests or {tokens} tokens): "
+        "{n} more requests were not sent and the rules engine decided them.",
         "llm_budget_spent_narrative": "The monthly token budget ({budget}, UTC month) of the LLM endpoint "
         "{endpoint} is spent: the rules engine wrote the narrative.",
         # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.

@@ -316,7 +316,6 @@ def _compute(
     if engine is not None:
         progress().phase("writing the narrative")
         report = engine.narrate(report, analyses, instructions=settings.repo(name).extra_instructions)
-        report.llm_usage = engine.usage()
     report.dismissed = dismissed
     if earlier:
         report.stats.trend = trend(
@@ -326,9 +325,13 @@ def _compute(
             p for period in earlier for p in store.prs_in_window(name, period, excerpts=False)
         )
         continue_themes(report.themes, prs, before)
-        llm = settings.llm if use_llm else None  # the model confirms what the rules found addressed
-        followed = follow_risks(store, name, window, earlier, taxonomy, lang, settings.report, llm)
+        # The model judges what the rules found addressed, within the report's caps.
+        followed = follow_risks(store, name, window, earlier, taxonomy, lang, settings.report, engine)
         report.risk_followups = noise.followups(followed, counted | {p.number for p in before if p.number})
+    if engine is not None:  # every request of the report counted, the follow-ups' too
+        report.llm_usage = engine.usage()
+        note = engine.spend.cap_note(lang)
+        report.warnings += [note] if note else []
     return report
 
 

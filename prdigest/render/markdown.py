@@ -191,10 +191,11 @@ def _appendix(report: Report, t: dict[str, str], h: str) -> list[str]:
     out.append(f"_{engine_note(report, t)}_")
     usage = report.llm_usage
     if usage is not None:
+        purposes = ", ".join(f"{name} {cost.calls}" for name, cost in usage.by_purpose.items()) or "-"
         out += ["", "_" + t["llm_usage"].format(
             model=escape(usage.model), calls=usage.calls, tokens_in=usage.input_tokens,
             tokens_out=usage.output_tokens, cached=usage.cached, fallback=usage.fallback,
-            narrative=usage.narrative or "rules",
+            narrative=usage.narrative or "rules", purposes=purposes, run_calls=usage.run_calls,
         ) + "_"]  # fmt: skip
     return out
 

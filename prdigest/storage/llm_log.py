@@ -58,6 +58,39 @@ def run_totals(store: Store, run_id: str) -> CallTotals:
     return CallTotals(row["n"], row["i"], row["o"])
 
 
+def purpose_totals(store: Store, run_id: str) -> dict[str, CallTotals]:
+    """The run's requests, by purpose."""
+    with store.reading() as db:
+        rows = db.query(
+            "select purpose, count(*) as n, coalesce(sum(input_tokens), 0) as i, "
+            "coalesce(sum(output_tokens), 0) as o from llm_calls where run_id = ? group by purpose",
+            [run_id],
+        )
+        return {row["purpose"]: CallTotals(row["n"], row["i"], row["o"]) for row in rows}
+
+
+def built_cost(store: Store, made: Iterable[tuple[str, str]], run_id: str) -> dict[str, CallTotals]:
+    """What the answers run ``run_id`` reused from the cache cost when they were made, by purpose: for
+    each (subject, prompt version), the requests of the last other run that asked it."""
+    out: dict[str, CallTotals] = {}
+    with store.reading() as db:
+        for subject, version in set(made):
+            rows = db.query(
+                "select purpose, count(*) as n, coalesce(sum(input_tokens), 0) as i, "
+                "coalesce(sum(output_tokens), 0) as o from llm_calls "
+                "where subject = ? and prompt_version = ? and run_id = (select run_id from llm_calls "
+                "where subject = ? and prompt_version = ? and run_id != ? "
+                "order by id desc limit 1) group by purpose",
+                [subject, version, subject, version, run_id],
+            )
+            for row in rows:
+                had = out.get(row["purpose"], CallTotals(0, 0, 0))
+                out[row["purpose"]] = CallTotals(
+                    had.calls + row["n"], had.input_tokens + row["i"], had.output_tokens + row["o"]
+                )
+    return out
+
+
 def calls_of_run(store: Store, run_id: str) -> list[LLMCall]:
     """The run's calls in the order they were logged."""
     fields = ", ".join(LLMCall.__dataclass_fields__)

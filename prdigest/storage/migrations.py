@@ -326,3 +326,9 @@ def m020_access(db: Database) -> None:
     db.table("direct_chats").create({"platform": str, "chat_id": str}, pk=("platform", "chat_id"))
     db.table("report_pages").add_column("chat_id", str)
     db.table("report_pages").add_column("viewer", str)
+
+
+@migration
+def m021_llm_calls_by_subject(db: Database) -> None:
+    # A report built from cached answers shows what they cost when made: their calls by subject.
+    db.table("llm_calls").create_index(["subject", "prompt_version"])

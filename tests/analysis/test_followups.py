@@ -9,6 +9,7 @@ still open in week 3, two weeks on; the bump's shows as reverted.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -18,10 +19,13 @@ from conftest import commit, new_repo
 from fakes.openai_api import FakeOpenAI, Reply, Request
 from test_llm_budget import spent_before
 
+from prdigest.analysis.followups.items import RiskItem
+from prdigest.analysis.followups.llm import ITEMS_PER_REQUEST, Asked, FollowupCheck
 from prdigest.analysis.followups.track import follow_risks
+from prdigest.analysis.llm.engine import LLMEngine
 from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, Settings, load_settings
-from prdigest.models import RiskFollowup, Window
+from prdigest.models import FileChange, PullRequest, RiskFollowup, Window
 from prdigest.pipeline.single import make_report
 from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store
@@ -129,8 +133,9 @@ def follow(store: Store, week: int, llm: LLMSettings | None = None, lang: str = 
     """The follow-ups in week ``week``'s report (1-based), of the weeks before it."""
     settings = utc_settings()
     window = WEEKS[week - 1]
+    engine = LLMEngine(llm, store) if llm is not None else None
     return follow_risks(
-        store, REPO, window, WEEKS[: week - 1], settings.repo(REPO).taxonomy, lang, settings.report, llm
+        store, REPO, window, WEEKS[: week - 1], settings.repo(REPO).taxonomy, lang, settings.report, engine
     )
 
 
@@ -194,9 +199,16 @@ def test_the_first_week_has_nothing_to_follow(store: Store) -> None:
 
 
 def _rejecting(request: Request) -> str:
-    """The model rejects every pair it is asked about."""
+    """The model rejects every candidate of every item it is asked about."""
     assert "<untrusted_followup_data>" in request.user
-    return json.dumps({"addressed": False, "reason": "The test covers another function."})
+    items = [int(n) for n in re.findall(r"== Item (\d+) ==", request.user)]
+    return json.dumps(
+        {
+            "items": [
+                {"item": n, "addressed_by": [], "reason": "The test covers another function."} for n in items
+            ]
+        }
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -210,7 +222,7 @@ def test_the_model_rejecting_an_addressed_pair_keeps_it_open_and_is_asked_once(
     assert fake.calls == 1  # the one "addressed" pair; a revert is not asked about
     request = fake.requests[0].user
     assert "#5" in request and "#2" in request and "tests/test_parser.py" in request
-    assert ("后来的 PR" in request) == (lang == "zh")  # the prompt of the report's language
+    assert ("候选" in request) == (lang == "zh")  # the prompt of the report's language
     # The revert stands; a second run asks nothing (the answer is cached by the request's hash).
     again = follow(store, 2, llm, lang)
     assert of(again, "no_tests", [2]) == fix
@@ -253,3 +265,60 @@ def test_each_weeks_report_carries_its_follow_ups_read_from_the_clone_on_an_empt
     assert not any(f["prs"] == [2] and f["label"] == "no_tests" for f in week3["risk_followups"])
     feature = next(f for f in week3["risk_followups"] if f["label"] == "no_tests" and f["prs"] == [3])
     assert (feature["status"], feature["weeks_open"]) == ("open", 2)
+
+
+def _first_candidate(request: Request) -> str:
+    """The model keeps the first candidate of each item, as the request lists them."""
+    answers = []
+    for block in re.split(r"== Item (?=\d+ ==)", request.user)[1:]:
+        number, _, rest = block.partition(" ==")
+        first = re.search(r"PR #(\d+):", rest.split("-- Candidate PR --", 1)[1])
+        answers.append({"item": int(number), "addressed_by": [int(first.group(1))] if first else []})
+    return json.dumps({"items": answers})
+
+
+def many_risks(weeks: int = 4, per_week: int = 10) -> tuple[list[Asked], dict[int, PullRequest]]:
+    """``weeks`` earlier weeks of ``per_week`` risks each, every risk with two candidate later PRs."""
+    own: dict[int, PullRequest] = {}
+    asked = []
+    for w in range(weeks):
+        week = WEEKS[0].model_copy(update={"since": date(2026, 8, 3) + timedelta(days=7 * w)})
+        for i in range(per_week):
+            n = 100 + 10 * w + i
+            risk, fixes = n, (1000 + 2 * n, 1001 + 2 * n)
+            for number in (risk, *fixes):
+                own[number] = PullRequest(
+                    repo=REPO, number=number, title=f"change {number}", author="dev", additions=3,
+                    deletions=1, merged_at=datetime(2026, 9, 1, tzinfo=UTC),
+                    files=[FileChange(path=f"app/m{n}.py")],
+                )  # fmt: skip
+            item = RiskItem("no_tests", f"Add tests of #{risk}", (risk,), week, "no test")
+            asked.append(Asked(item, tuple(own[f] for f in fixes)))
+    return asked, own
+
+
+def test_forty_risks_of_four_weeks_cost_at_most_ten_follow_up_requests(store: Store, serve) -> None:
+    fake: FakeOpenAI = serve(responder=_first_candidate)
+    asked, own = many_risks()
+    verdicts = FollowupCheck(LLMEngine(llm_settings(fake), store), REPO, "en").addressed_by(asked, own)
+    assert fake.calls <= 10 and fake.calls == len(asked) // ITEMS_PER_REQUEST
+    assert verdicts == [{a.candidates[0].number} for a in asked]  # each item's own verdict, in order
+    assert all("<untrusted_followup_data>" in r.user for r in fake.requests)
+
+
+def test_a_report_cap_stops_the_requests_and_the_rules_decide(store: Store, serve) -> None:
+    fake: FakeOpenAI = serve(responder=_first_candidate)
+    asked, own = many_risks(weeks=2)
+    engine = LLMEngine(llm_settings(fake, max_requests_per_report=1), store)
+    verdicts = FollowupCheck(engine, REPO, "en").addressed_by(asked, own)
+    assert fake.calls == 1 and engine.spend.capped == 2
+    assert verdicts[:ITEMS_PER_REQUEST] == [{a.candidates[0].number} for a in asked[:ITEMS_PER_REQUEST]]
+    assert verdicts[ITEMS_PER_REQUEST:] == [None] * (len(asked) - ITEMS_PER_REQUEST)  # the rules stand
+    note = engine.spend.cap_note("en")
+    assert note is not None and "1 requests" in note and "2 more requests were not sent" in note
+
+
+@pytest.mark.parametrize("key", ["max_requests_per_report", "max_tokens_per_report"])
+def test_a_cap_of_zero_is_a_configuration_error(key: str) -> None:
+    with pytest.raises(ValueError, match=key):
+        LLMSettings(model="m", **{key: 0})

@@ -42,9 +42,18 @@ def test_report_with_the_llm_then_a_free_rerun(llm: FakeOpenAI, tmp_path) -> Non
     assert report["llm_usage"]["model"] == "fake-model" and report["llm_usage"]["narrative"] == "llm"
     calls = llm.calls
     assert calls == 31  # one per PR, one for the narrative
+    usage = report["llm_usage"]
+    assert usage["calls"] == calls and usage["run_calls"] == calls and usage["input_tokens"] > 0
+    assert {k: v["calls"] for k, v in usage["by_purpose"].items()} == {"analysis": 30, "narrative": 1}
     rerun = prdigest(*BASE, llm=llm, db=db)
     assert rerun.returncode == 0 and llm.calls == calls  # everything came from the cache
-    assert "Model fake-model: 0 calls" in rerun.stdout and "30 analyses from the cache" in rerun.stdout
+    # The footer says what the report cost when built, and that this run sent nothing.
+    built = f"Model fake-model: {calls} calls built this report (analysis 30, narrative 1)"
+    assert (
+        built in rerun.stdout
+        and f"{usage['input_tokens']} input / {usage['output_tokens']} output" in rerun.stdout
+    )
+    assert "0 of the calls in this run" in rerun.stdout and "30 analyses from the cache" in rerun.stdout
 
 
 def test_without_the_llm_the_figures_are_the_same(llm: FakeOpenAI, tmp_path) -> None:

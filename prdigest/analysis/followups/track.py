@@ -2,8 +2,8 @@
 
 Each earlier week's items are what its own report showed (follow_items); a later PR up to the end of
 the window reverts or addresses one by the rules (follow_status), and with an LLM configured the
-model confirms or rejects each "addressed" (follow_llm). An item closed before the window is gone
-from the report; one closed within it is shown so; the rest are open.
+model says which of each item's few candidate PRs address it (followups.llm). An item closed before
+the window is gone from the report; one closed within it is shown so; the rest are open.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from prdigest.analysis.followups.items import RiskItem, week_items
 from prdigest.analysis.followups.status import Close, Later, closing
 from prdigest.analysis.rules_cache import window_analyses
-from prdigest.config import LLMSettings, ReportSettings, Taxonomy
+from prdigest.config import ReportSettings, Taxonomy
 from prdigest.models import PullRequest, RiskFollowup, Window
 from prdigest.storage import Store
 
 if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
-    from prdigest.analysis.followups.llm import FollowupCheck
+    from prdigest.analysis.llm.engine import LLMEngine
 
 MAX_WEEKS = 4  # the weeks before the window whose risks are followed
 
@@ -33,10 +33,11 @@ def follow_risks(
     taxonomy: Taxonomy,
     lang: str,
     settings: ReportSettings,
-    llm: LLMSettings | None = None,
+    engine: LLMEngine | None = None,
 ) -> list[RiskFollowup]:
     """The follow-ups of the risks of ``earlier`` (the weeks before ``window`` the cache holds completely,
-    oldest first) at the end of ``window``: open, or addressed or reverted within it."""
+    oldest first) at the end of ``window``: open, or addressed or reverted within it; with the report's
+    ``engine``, the model judges what the rules found addressed."""
     weeks = [w for w in earlier if w.until < window.since][-MAX_WEEKS:]
     if not weeks:
         return []
@@ -53,19 +54,36 @@ def follow_risks(
         )
     )
     later = [Later.of(p, analyses.get(p.number or 0)) for p in prs]
-    check = _check(llm, store, repo, lang)
-    out = []
-    for item in items:
-        end = item.week.end
-        closes = closing(item, own, [p for p in later if p.pr.merged_at >= end])
-        covered = set().union(*(c.covers for c in closes)) == set(item.prs)
-        if (
-            check is not None and covered
-        ):  # the model confirms or rejects each "addressed"; a revert is a fact
-            closes = [c for c in closes if c.how == "reverted" or check.confirms(item, own, own[c.number])]
-        followup = _status(item, closes, own, window)
-        if followup is not None:
-            out.append(followup)
+    found = [closing(item, own, [p for p in later if p.pr.merged_at >= item.week.end]) for item in items]
+    if engine is not None:
+        found = _judged(engine, repo, lang, items, found, own)
+    return [f for item, closes in zip(items, found, strict=True) if (f := _status(item, closes, own, window))]
+
+
+def _judged(
+    engine: LLMEngine,
+    repo: str,
+    lang: str,
+    items: list[RiskItem],
+    found: list[list[Close]],
+    own: dict[int, PullRequest],
+) -> list[list[Close]]:
+    """The closes the model keeps: of each item the rules close whole, its strongest candidates asked
+    (a revert is a fact, not asked); an item the model gives no verdict on keeps the rules' closes."""
+    from prdigest.analysis.followups.llm import CANDIDATES, Asked, FollowupCheck
+
+    asked: list[tuple[int, Asked]] = []
+    for i, (item, closes) in enumerate(zip(items, found, strict=True)):
+        addressing = [c for c in closes if c.how == "addressed"]
+        if addressing and set().union(*(c.covers for c in closes)) == set(item.prs):
+            # The strongest ties first: the PR that covers most of the risk's PRs, then the earliest.
+            ranked = sorted(addressing, key=lambda c: (-len(c.covers), own[c.number].merged_at, c.number))
+            asked.append((i, Asked(item, tuple(own[c.number] for c in ranked[:CANDIDATES]))))
+    verdicts = FollowupCheck(engine, repo, lang).addressed_by([a for _, a in asked], own)
+    out = list(found)
+    for (i, _), kept in zip(asked, verdicts, strict=True):
+        if kept is not None:
+            out[i] = [c for c in found[i] if c.how == "reverted" or c.number in kept]
     return out
 
 
@@ -75,14 +93,6 @@ def _distinct(items: Iterable[RiskItem]) -> list[RiskItem]:
     for item in items:
         seen.setdefault((item.label, tuple(sorted(item.prs))), item)
     return list(seen.values())
-
-
-def _check(llm: LLMSettings | None, store: Store, repo: str, lang: str) -> FollowupCheck | None:
-    if llm is None:
-        return None
-    from prdigest.analysis.followups.llm import FollowupCheck
-
-    return FollowupCheck(llm, store, repo, lang)
 
 
 def _status(

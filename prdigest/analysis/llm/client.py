@@ -113,6 +113,7 @@ class Attempt:
     input_tokens: int
     output_tokens: int
     latency_ms: int
+    repair: bool = False  # the request that sends an invalid answer back with its error
 
 
 _FATAL = {"unavailable"}
@@ -153,6 +154,7 @@ class LLMClient:
                     input_tokens=reply.input_tokens,
                     output_tokens=reply.output_tokens,
                     latency_ms=round((time.monotonic() - started) * 1000),
+                    repair=repaired,
                 )
             )
             if result is not None:

@@ -42,6 +42,7 @@ from prdigest.analysis.llm.schemas import (
     NarrativeOut,
     PRAnalysisOut,
 )
+from prdigest.analysis.llm.spend import ReportSpend
 from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
 from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, Taxonomy
@@ -78,6 +79,7 @@ class LLMEngine:
         self._budget = MonthlyBudget(store, self._endpoint, settings.monthly_token_budget)
         self._run_noted = False  # the run's endpoint is in llm_runs
         self._narrative: Literal["llm", "rules"] | None = None
+        self.spend = ReportSpend(settings, store, self.run_id)
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -86,11 +88,15 @@ class LLMEngine:
         key = request_hash([{"model": self.settings.model, "version": call.version}, *call.messages])
         if cache and (data := llm_log.get_output(self.store, key)) is not None:
             try:
-                return call.parse(data)
+                parsed = call.parse(data)
             except ValueError:
                 pass  # kept by an older release whose validation let it through: ask again
+            else:
+                self.spend.reused(call.subject, call.version)
+                return parsed
         if self._halted:
             raise LLMUnavailable(self._halted, fatal=True)
+        self.spend.check()
         self._budget.check()
         self._note_run()
         try:
@@ -123,11 +129,12 @@ class LLMEngine:
 
     def _record(self, call: Call, attempt: Attempt) -> None:
         self._budget.add(attempt.input_tokens + attempt.output_tokens)
+        self.spend.sent(attempt.input_tokens + attempt.output_tokens)
         llm_log.record_call(
             self.store,
             llm_log.LLMCall(
                 run_id=self.run_id,
-                purpose=call.purpose,
+                purpose="repair" if attempt.repair else call.purpose,
                 subject=call.subject,
                 model=self.settings.model,
                 prompt_version=call.version,
@@ -141,12 +148,15 @@ class LLMEngine:
         )
 
     def usage(self) -> LLMUsage:
-        totals = llm_log.run_totals(self.store, self.run_id)
+        """What the report's answers cost: this run's requests, and those that made the reused ones."""
+        by, run_calls = self.spend.by_purpose()
         return LLMUsage(
             model=self.settings.model,
-            calls=totals.calls,
-            input_tokens=totals.input_tokens,
-            output_tokens=totals.output_tokens,
+            calls=sum(c.calls for c in by.values()),
+            input_tokens=sum(c.input_tokens for c in by.values()),
+            output_tokens=sum(c.output_tokens for c in by.values()),
+            by_purpose=by,
+            run_calls=run_calls,
             analysed=self._counts["llm"],
             cached=self._counts["cached"],
             fallback=self._counts["fallback"],
@@ -198,6 +208,7 @@ class LLMEngine:
             cached = self.store.get_analysis(key)
             if cached is not None:
                 raw[n], how[n] = cached, "cached"
+                self.spend.reused(pr.uid, version)
             else:
                 todo.append((n, pr))
         # A PR whose output stayed invalid, or that timed out, within the hour falls back at once:
@@ -210,6 +221,7 @@ class LLMEngine:
             utc_now() - RETRY_FAILED_AFTER,
         )
         todo = [(n, pr) for n, pr in todo if pr.uid not in failed]
+        self.spend.for_prs(len(prs_n))
         diff = _serialised(diff_loader)
         tick = _counter(len(todo), on_done)
 

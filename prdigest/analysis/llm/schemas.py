@@ -190,11 +190,18 @@ class NarrativeOut(LLMOutput):
         self.recommendations = [r for r in self.recommendations if r.text]
 
 
-class FollowupOut(LLMOutput):
-    """Whether a later PR addresses an earlier week's risk, as the model judges the two PRs' evidence."""
+class FollowupVerdict(LLMOutput):
+    """Which of one risk's candidate later PRs address it."""
 
-    addressed: bool
+    item: int
+    addressed_by: list[int] = []
     reason: str = Field(default="", description="one sentence")
+
+
+class FollowupOut(LLMOutput):
+    """The model's verdict on each risk item of a follow-up request, from the PRs' evidence."""
+
+    items: list[FollowupVerdict]
 
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:

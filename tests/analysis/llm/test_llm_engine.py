@@ -124,9 +124,13 @@ def test_llm_analyses_and_narrative_make_the_report(store: Store, serve, lang: s
         calls=31,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
+        by_purpose=usage.by_purpose,
+        run_calls=31,
         analysed=30,
         narrative="llm",
     )
+    assert {name: cost.calls for name, cost in usage.by_purpose.items()} == {"analysis": 30, "narrative": 1}
+    assert sum(cost.input_tokens for cost in usage.by_purpose.values()) == usage.input_tokens > 0
     assert usage.input_tokens > 0 and usage.output_tokens > 0
     pr = next(p for p in report.prs if p.number == 4105)
     assert pr.summary == "Change 4105 in one line"
@@ -204,7 +208,8 @@ def test_a_rerun_reuses_every_analysis_and_the_narrative(store: Store, serve) ->
     again, engine = report_with_llm(store, settings(fake))
     usage = engine.usage()
     assert fake.calls == calls
-    assert usage.calls == 0 and usage.cached == 30 and usage.analysed == 0
+    assert usage.run_calls == 0 and usage.cached == 30 and usage.analysed == 0
+    assert usage.calls == calls  # what the reused answers cost when they were made
     assert again.model_dump(exclude={"generated_at"}) == first.model_dump(exclude={"generated_at"})
 
 
