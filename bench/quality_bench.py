@@ -18,8 +18,10 @@ every week (`<figure>=value`):
 
 `--llm-replay` builds the weeks that have answers in `<shared>/data/llm_answers/` through the
 LLM engine, with a fake OpenAI server replaying those answers, and prints the same figures with
-the prefix `llm_`; `written_` figures score the answer files as written (the ceiling the
-pipeline must not fall below). `-v` lists each week's disagreements with the labels.
+the prefix `llm_`, then what the replayed reports asked: `llm_requests` (every request),
+`llm_requests_over_prs` (requests beyond one per PR), `llm_prompt_tokens`, `followup_requests` and
+`followup_token_share` (of the prompt tokens); `written_` figures score the answer files as written
+(the ceiling the pipeline must not fall below). `-v` lists each week's disagreements with the labels.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -237,18 +240,38 @@ def written(answers: Path, labels: dict) -> Judged:
 
 
 _PR = re.compile(r"PR #(\d+):")
+_ITEM = re.compile(r"== Item (\d+) ==\nRisk \((\w+)")
+_RISK_PR = re.compile(r"Risk PR #(\d+):")
 
 
-def replay_responder(answers: Path):
-    """Answer each analysis request with the file of the PR it names, the narrative with its file."""
+def replay_responder(answers: Path, asked: Counter[str]):
+    """Answer each request from the answer files by what survives a rewording of the prompt: an analysis
+    by the PR it names (``pr-<N>.json``), a follow-up item by its label and first PR
+    (``followup-<label>-<N>.json``: ``{"addressed_by": [...]}``), the narrative with its file; a request
+    kind without a file gets a schema placeholder (no verdict: the rules stand). ``asked`` counts them."""
 
     def respond(request) -> str:
         if "<untrusted_pr_data>" in request.user:
+            asked["analysis"] += 1
             match = _PR.search(request.user)
             file = answers / f"pr-{match.group(1) if match else 0}.json"
             if file.exists():
                 return file.read_text()
             return json.dumps({"error": "no answer for this PR"})
+        if "<untrusted_followup_data>" in request.user:
+            asked["followup"] += 1
+            asked["followup_tokens"] += len(request.text) // 4  # as the fake server counts them
+            verdicts = []
+            for block in request.user.split("== Item ")[1:]:
+                item = _ITEM.match(f"== Item {block}")
+                first = _RISK_PR.search(block)
+                if item is None or first is None:
+                    continue
+                file = answers / f"followup-{item.group(2)}-{first.group(1)}.json"
+                if file.exists():
+                    verdicts.append({"item": int(item.group(1)), **json.loads(file.read_text())})
+            return json.dumps({"items": verdicts})
+        asked["narrative"] += 1
         return (answers / "narrative.json").read_text()
 
     return respond
@@ -307,13 +330,14 @@ def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: dict[str, Path
     from fakes.openai_api import KEY, FakeOpenAI
 
     answered = [(p, w) for p, w in weeks if (data / "llm_answers" / p.stem).is_dir()]
+    asked: Counter[str] = Counter()
     for prefix, use_files in (("written_", True), ("llm_", False)):
 
         def judge(labels: dict, use_files: bool = use_files) -> Judged:
             answers = data / "llm_answers" / f"{slug(labels['repo'])}__{labels['since']}"
             if use_files:
                 return written(answers, labels)
-            with FakeOpenAI(responder=replay_responder(answers)) as fake:
+            with FakeOpenAI(responder=replay_responder(answers, asked)) as fake:
                 env = {
                     "PRDIGEST_DB": str(tmp / "unused.db"),
                     "PRDIGEST_LLM_BASE_URL": fake.url,
@@ -321,13 +345,21 @@ def replay_llm(data: Path, weeks: list[tuple[Path, dict]], clone: dict[str, Path
                     "PRDIGEST_LLM_MODEL": "replay",
                 }
                 settings = load_settings(env=env)
-                return judged_report(
-                    build(
-                        settings, clone[labels["repo"]], labels, args.lang, tmp / f"llm-{labels['since']}.db"
-                    )
+                report = build(
+                    settings, clone[labels["repo"]], labels, args.lang, tmp / f"llm-{labels['since']}.db"
                 )
+                asked["requests"] += fake.calls
+                asked["prompt_tokens"] += sum(len(r.text) // 4 for r in fake.requests)
+                asked["prs"] += len(report.prs)
+                return judged_report(report)
 
         report_weeks(prefix, answered, judge, args.verbose)
+    # What the replayed reports asked: every request, and the follow-ups' share of the prompt tokens.
+    print(f"llm_requests={asked['requests']}")
+    print(f"llm_requests_over_prs={asked['requests'] - asked['prs']}")
+    print(f"llm_prompt_tokens={asked['prompt_tokens']}")
+    print(f"followup_requests={asked['followup']}")
+    print(f"followup_token_share={asked['followup_tokens'] / max(asked['prompt_tokens'], 1):.2f}")
 
 
 if __name__ == "__main__":
