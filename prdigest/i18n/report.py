@@ -97,6 +97,11 @@ TEXT: dict[str, dict[str, str]] = {
         "fu_open": "未解决 · {weeks} 周",
         "fu_addressed": "已由 {by} 解决",
         "fu_reverted": "已被 {by} 回退",
+        # The follow-ups the card's thread and the Markdown leave out, and the page's counts of them all.
+        "fu_rest_open": "另有 {n} 个早先的风险仍未解决",
+        "fu_rest_open_one": "另有 1 个早先的风险仍未解决",
+        "fu_rest_closed": "另有 {n} 个本周已解决或回退",
+        "fu_counts": "{open} 个仍未解决，本周 {addressed} 个已解决、{reverted} 个已回退",
         "engine_rules": "规则引擎",
         "engine_llm": "模型",
         "source_git": "本地克隆",
@@ -226,6 +231,11 @@ TEXT: dict[str, dict[str, str]] = {
         "fu_open": "open · {weeks} wk",
         "fu_addressed": "addressed by {by}",
         "fu_reverted": "reverted by {by}",
+        # The follow-ups the card's thread and the Markdown leave out, and the page's counts of them all.
+        "fu_rest_open": "{n} earlier risks still open",
+        "fu_rest_open_one": "1 earlier risk still open",
+        "fu_rest_closed": "{n} more addressed or reverted this week",
+        "fu_counts": "{open} still open, {addressed} addressed and {reverted} reverted this week",
         "engine_rules": "rules",
         "engine_llm": "llm",
         "source_git": "git",

@@ -39,11 +39,14 @@ from prdigest.render.views import (
     with_page,
 )
 from prdigest.render.week_words import (
+    capped,
     change_text,
     cited_urls,
     continues_words,
     figure_with_change,
     followup_words,
+    followups_rest_words,
+    followups_shown,
     open_followups,
     risk_kinds_trend,
 )
@@ -200,15 +203,18 @@ def scores(p: ReportPR) -> str:
 
 def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
     """The summary, every theme with its trend (and the earlier PRs it continues), the earlier weeks' risks
-    followed, the recommendations and the engine: what the digest left out."""
+    that moved or are severe (the rest counted), the recommendations and the engine: what the digest left
+    out."""
     m = lines.markup
     out = [lines.prose(report.summary, SUMMARY_CHARS)] if report.summary else []
     themes = [_theme_line(th, t, lines) for th in report.themes]
     if themes:
         out += [m.bold(t["c_themes"]), *numbered(themes)]
-    followups = [_followup_line(f, report.lang, t, lines) for f in report.risk_followups]
-    if followups:
-        out += [m.bold(t["s_followups"]), *numbered(followups)]
+    if report.risk_followups:
+        followups = followups_shown(report)
+        rest = followups_rest_words(followups, t)
+        shown = numbered([_followup_line(f, report.lang, t, lines) for f in followups.shown])
+        out += [m.bold(t["s_followups"]), *shown, *([m.note(m.text(rest, None))] if rest else [])]
     recs = [lines.prose(r.text, THREAD_CHARS) for r in report.recommendations]
     if recs:
         out += [m.bold(t["c_recommendations"]), *numbered(recs)]
@@ -235,8 +241,11 @@ def _theme_line(th: Theme, t: dict[str, str], lines: Lines) -> str:
 
 
 def _followup_line(f: RiskFollowup, lang: str, t: dict[str, str], lines: Lines) -> str:
-    """A follow-up's title and PRs, then its kind, since when and its state, what closed it linked."""
-    return f"{lines.named(f.title, f.prs, THREAD_CITES)} · {lines.prose(followup_words(f, lang, t), None)}"
+    """A follow-up's title and first PRs ("+N" for the rest), then its kind, since when and its state,
+    what closed it linked."""
+    shown, more = capped(f.prs)
+    named = " ".join([lines.named(f.title, shown, len(shown)), *([more] if more else [])])
+    return f"{named} · {lines.prose(followup_words(f, lang, t), None)}"
 
 
 def pack(items: Sequence[T], build: Callable[[Sequence[T], bool], M], fits: Callable[[M], bool]) -> list[M]:

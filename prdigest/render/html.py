@@ -16,14 +16,23 @@ from markupsafe import Markup, escape
 
 from prdigest.i18n import report_texts, risk_name
 from prdigest.i18n.tags import tag_name, tag_share
-from prdigest.models import OpenPR, Report
+from prdigest.models import OpenPR, Report, RiskFollowup
 from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
 from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.markdown import title
 from prdigest.render.team import team_name, top_risk
 from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, pr_urls, score, window_text
-from prdigest.render.week_words import basis, cited_urls, continues_words, followup_words, trend_words
+from prdigest.render.week_words import (
+    basis,
+    capped,
+    cited_urls,
+    continues_words,
+    followup_words,
+    followups_counts,
+    followups_shown,
+    trend_words,
+)
 
 # "#123" not preceded by "&" (an escaped entity such as &#39;) or an ASCII word character.
 _PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)\b")
@@ -82,7 +91,10 @@ def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool 
             history_chart=_history_chart(report, t),
             trend=trend_words(report, t),
             continues=lambda numbers: _link_earlier(continues_words(numbers, t), cited_urls(report)),
+            followups=_followups(report),
+            followup_counts=followups_counts(report, t),
             followup=lambda f: _link_earlier(followup_words(f, report.lang, t), cited_urls(report)),
+            capped=capped,
             earlier_url=cited_urls(report).get,
             refs=lambda text: _link_refs(text, numbers, a),
             pr_url=pr_url,
@@ -93,6 +105,12 @@ def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool 
             dismissed=[] if overview else [dismissal_words(d, report.lang, t) for d in report.dismissed],
         )
     )
+
+
+def _followups(report: Report) -> list[RiskFollowup]:
+    """Every follow-up, those the chat and the Markdown show first, so the page opens on the same ones."""
+    followups = followups_shown(report)
+    return [*followups.shown, *followups.left]
 
 
 def _attention(report: Report, t: dict[str, str]) -> tuple[str, list[tuple[OpenPR, str]]] | None:

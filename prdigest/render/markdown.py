@@ -12,7 +12,14 @@ from prdigest.render.attention import checks_warning, dismissal_words, open_prs,
 from prdigest.render.sanitize import clean
 from prdigest.render.team import team_name, top_risk
 from prdigest.render.views import engine_note
-from prdigest.render.week_words import continues_words, followup_words, trend_words
+from prdigest.render.week_words import (
+    capped,
+    continues_words,
+    followup_words,
+    followups_rest_words,
+    followups_shown,
+    trend_words,
+)
 
 # What a Markdown client would turn into a mention or a link: "@name", "scheme://...", "www.x".
 # Such runs become code spans, which no client links or mentions, so "@pytest" reads as written.
@@ -137,13 +144,19 @@ def _risks(report: Report, t: dict[str, str], h: str) -> list[str]:
 
 
 def _followups(report: Report, t: dict[str, str], h: str) -> list[str]:
-    """The earlier weeks' risks followed: open ones with how long, closed ones with what closed them."""
+    """The earlier weeks' risks that moved this week or are severe, with what closed them or how long they
+    are open; the rest counted in one line. PRs are "#N", as everywhere in the Markdown."""
     if not report.risk_followups:
         return []
     out = [f"{h} {t['s_followups']}", ""]
-    for i, f in enumerate(report.risk_followups, start=1):
-        prs = " ".join(f"#{n}" for n in f.prs)
+    followups = followups_shown(report)
+    for i, f in enumerate(followups.shown, start=1):
+        shown, more = capped(f.prs)
+        prs = " ".join([*(f"#{n}" for n in shown), *([more] if more else [])])
         out.append(f"{i}. **{escape(f.title)}** {prs}: {escape(followup_words(f, report.lang, t))}")
+    rest = followups_rest_words(followups, t)
+    if rest:  # its own paragraph: a line right after the list would continue its last item
+        out += [*([""] if followups.shown else []), f"_{escape(rest)}_"]
     return [*out, ""]
 
 

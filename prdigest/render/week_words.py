@@ -6,15 +6,22 @@ Platform-free plain text; PR numbers are written "#N" for each renderer to link 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.stories.text import listed
 from prdigest.analysis.trend import FIGURES
 from prdigest.i18n import risk_name
 from prdigest.models import Report, RiskFollowup, Trend, is_iso_week
+from prdigest.render.attention import open_pr_urls
 from prdigest.render.views import pr_urls
 
 RISKS_ROSE = 3  # risk labels the summary names as rising, the most risen first
+FOLLOWUPS_SHOWN = 5  # follow-ups the card's thread and the Markdown list; the page lists them all
+FOLLOWUP_PRS = 3  # PR numbers a follow-up names, then "+N": an LLM's risk may cite dozens
+HIGH_SEVERITY = 4  # the RISK_WEIGHT from which an open risk is listed, not only counted
 
 
 def change_text(trend: Trend, value: float, t: dict[str, str]) -> str:
@@ -85,10 +92,17 @@ def continues_words(numbers: Sequence[int], t: dict[str, str]) -> str:
     return t["theme_continues"].format(prs=" ".join(f"#{n}" for n in numbers))
 
 
+def capped(numbers: Sequence[int]) -> tuple[list[int], str]:
+    """A follow-up's first FOLLOWUP_PRS PR numbers, for a renderer to link, and "+N" for the rest ("")."""
+    more = len(numbers) - FOLLOWUP_PRS
+    return list(numbers[:FOLLOWUP_PRS]), f"+{more}" if more > 0 else ""
+
+
 def followup_words(f: RiskFollowup, lang: str, t: dict[str, str]) -> str:
     """A follow-up's state after its title and PRs: its kind, since when, and open for how long or what
     closed it ("no test change · since 2026-09-07 · open for 2 weeks")."""
-    by = " ".join(f"#{n}" for n in f.by)
+    shown, more = capped(f.by)
+    by = " ".join([*(f"#{n}" for n in shown), *([more] if more else [])])
     state = t[f"fu_{f.status}"].format(weeks=f.weeks_open, by=by)
     return t["fu_line"].format(name=risk_name(f.label, lang), since=f.since, state=state)
 
@@ -97,11 +111,51 @@ def open_followups(report: Report) -> int:
     return sum(1 for f in report.risk_followups if f.status == "open")
 
 
+@dataclass(frozen=True)
+class Followups:
+    """The follow-ups a reader takes in at a glance, and those left out (in the report's order)."""
+
+    shown: list[RiskFollowup]
+    left: list[RiskFollowup]
+
+
+def followups_shown(report: Report) -> Followups:
+    """What changed this week (addressed, reverted), then the open risks of high severity, longest open
+    first: at most FOLLOWUPS_SHOWN. The low-severity open ones are only counted, as a list of dozens of
+    "open" items buries the few that moved."""
+    closed = [f for f in report.risk_followups if f.status != "open"]
+    severe = [f for f in report.risk_followups if f.status == "open" and _severity(f) >= HIGH_SEVERITY]
+    shown = [*closed, *sorted(severe, key=lambda f: (-f.weeks_open, -_severity(f)))][:FOLLOWUPS_SHOWN]
+    # By identity, not equality: what is left is what was not picked, however alike two follow-ups are.
+    return Followups(shown, [f for f in report.risk_followups if all(f is not s for s in shown)])
+
+
+def _severity(f: RiskFollowup) -> int:
+    return RISK_WEIGHT.get(f.label, 0)  # a recommendation or a label of the model's: not severe
+
+
+def followups_rest_words(followups: Followups, t: dict[str, str]) -> str:
+    """The follow-ups left out, in one line ("7 earlier risks still open"); empty when none is."""
+    n = sum(1 for f in followups.left if f.status == "open")
+    parts = [t["fu_rest_open_one" if n == 1 else "fu_rest_open"].format(n=n)] if n else []
+    closed = len(followups.left) - n
+    parts += [t["fu_rest_closed"].format(n=closed)] if closed else []
+    return t["trend_sep"].join(parts)
+
+
+def followups_counts(report: Report, t: dict[str, str]) -> str:
+    """The follow-ups by state, for the page's collapsed section: "32 still open, 1 addressed and 0 reverted
+    this week"."""
+    n = Counter(f.status for f in report.risk_followups)
+    return t["fu_counts"].format(open=n["open"], addressed=n["addressed"], reverted=n["reverted"])
+
+
 def cited_urls(report: Report) -> dict[int, str]:
     """Links of the PRs a report cites, its own and earlier ones (themes' and follow-ups'), where the
-    source links PRs: an earlier PR's link is made from the report's ("…/pull/12" for #12)."""
+    source links PRs: an earlier PR's link is made from the report's ("…/pull/12" for #12), or from an
+    open PR's in a quiet week, which has no merged PR to take it from."""
     urls = pr_urls(report)
-    own = next(iter(urls.items()), None)
+    own = next(iter({**urls, **open_pr_urls(report)}.items()), None)
     if own is None:
         return urls
     number, url = own

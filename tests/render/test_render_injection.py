@@ -136,7 +136,7 @@ def _words(*lines: str) -> set[str]:
 
 HTML_TAGS = _words(
     "html head meta title style body header nav main section h1 h2 h3 p span div b strong br wbr code",
-    "a dl dt dd ul ol li figure figcaption table thead tbody tr th td svg g rect text line",
+    "a dl dt dd ul ol li details summary figure figcaption table thead tbody tr th td svg g rect text line",
 )
 HTML_ATTRS = _words(
     "lang charset name content http-equiv href rel id class aria-label role data-label",
