@@ -36,6 +36,7 @@ from prdigest.render.views import (
     key_prs,
     link_refs,
     score,
+    usage_note,
     with_page,
 )
 from prdigest.render.week_words import (
@@ -218,7 +219,12 @@ def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]
     recs = [lines.prose(r.text, THREAD_CHARS) for r in report.recommendations]
     if recs:
         out += [m.bold(t["c_recommendations"]), *numbered(recs)]
-    return [*out, m.note(m.text(engine_note(report, t), None))]
+    usage = usage_note(report, t)
+    return [
+        *out,
+        m.note(m.text(engine_note(report, t), None)),
+        *([m.note(m.text(usage, None))] if usage else []),
+    ]
 
 
 def thread_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:

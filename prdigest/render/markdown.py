@@ -11,7 +11,7 @@ from prdigest.models import Report, is_iso_week
 from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
 from prdigest.render.sanitize import clean
 from prdigest.render.team import team_name, top_risk
-from prdigest.render.views import engine_note
+from prdigest.render.views import engine_note, usage_note
 from prdigest.render.week_words import (
     capped,
     continues_words,
@@ -202,14 +202,9 @@ def _appendix(report: Report, t: dict[str, str], h: str) -> list[str]:
     if report.unavailable:
         out += [f"_{t['unavailable'].format(signals=', '.join(report.unavailable))}_", ""]
     out.append(f"_{engine_note(report, t)}_")
-    usage = report.llm_usage
+    usage = usage_note(report, t)
     if usage is not None:
-        purposes = ", ".join(f"{name} {cost.calls}" for name, cost in usage.by_purpose.items()) or "-"
-        out += ["", "_" + t["llm_usage"].format(
-            model=escape(usage.model), calls=usage.calls, tokens_in=usage.input_tokens,
-            tokens_out=usage.output_tokens, cached=usage.cached, fallback=usage.fallback,
-            narrative=usage.narrative or "rules", purposes=purposes, run_calls=usage.run_calls,
-        ) + "_"]  # fmt: skip
+        out += ["", f"_{escape(usage)}_"]
     return out
 
 

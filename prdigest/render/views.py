@@ -261,3 +261,16 @@ def engine_note(report: Report, t: dict[str, str]) -> str:
     source = t.get(f"source_{report.source}", report.source)
     engines = engines or t.get(f"engine_{report.engine}", report.engine)
     return t["engine"].format(engine=engines, source=source)
+
+
+def usage_note(report: Report, t: dict[str, str]) -> str | None:
+    """What the report's LLM answers cost, by purpose (None without the LLM); for every view."""
+    usage = report.llm_usage
+    if usage is None:
+        return None
+    purposes = ", ".join(f"{name} {cost.calls}" for name, cost in usage.by_purpose.items()) or "-"
+    return t["llm_usage"].format(
+        model=usage.model, calls=usage.calls, tokens_in=usage.input_tokens, tokens_out=usage.output_tokens,
+        cached=usage.cached, fallback=usage.fallback, narrative=usage.narrative or "rules",
+        purposes=purposes, run_calls=usage.run_calls,
+    )  # fmt: skip

@@ -6,6 +6,7 @@ link; in headless Chromium the preview of either fits 1,400 px at 390 px wide.""
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from datetime import date
@@ -264,3 +265,18 @@ def test_the_card_fits_a_phone_screen_in_chromium(tmp_path: Path, capsys: pytest
             screenshot(devtools, session, out / f"{name}_phone.png")
     with capsys.disabled():
         print(f"\nscreenshots: {out}/lark_card_*_phone.png {out}/slack_message_*_phone.png")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_thread_names_what_the_llm_cost_by_purpose(lang: str) -> None:
+    from prdigest.models import LLMCost, LLMUsage
+
+    by = {"analysis": LLMCost(calls=36), "follow-up": LLMCost(calls=4), "narrative": LLMCost(calls=1)}
+    usage = LLMUsage(
+        model="m-1", calls=41, input_tokens=87712, output_tokens=5100, run_calls=4, by_purpose=by
+    )
+    report = demo_report(lang).model_copy(update={"llm_usage": usage})
+    lark = html.unescape(json.dumps(render_lark_thread(report, REPORT_URL), ensure_ascii=False))
+    for text in (lark, str(render_slack_thread(report))):
+        assert "41" in text and "87712" in text and "follow-up 4" in text and "narrative 1" in text
+    assert "follow-up 4" not in str(render_slack_thread(demo_report(lang)))  # no LLM, no cost line
