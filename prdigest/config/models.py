@@ -5,9 +5,11 @@ How it is filled (file, environment, secrets files) lives in prdigest.config and
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -178,6 +180,37 @@ class GithubSettings(_Section):
     token: SecretStr | None = None
 
 
+LOCAL_WORKERS, HOSTED_WORKERS = 2, 8
+
+
+class OutputCaps(_Section):
+    """The most each kind of request may generate (``[llm.max_output_tokens]``): a weak model that never
+    closes its JSON stops here rather than at the timeout. Sized to what each answer's schema holds."""
+
+    analyse_pr: int = Field(default=1200, ge=16)
+    narrate: int = Field(default=3000, ge=16)
+    followup: int = Field(default=1200, ge=16)
+    ask: int = Field(default=1500, ge=16)
+    route: int = Field(default=400, ge=16)
+
+    def of(self, purpose: str) -> int:
+        return int(getattr(self, purpose, self.narrate))
+
+
+def is_local_url(url: str | None) -> bool:
+    """A server on this machine or a private network: localhost, a loopback or private address."""
+    host = urlsplit(url).hostname if url else None
+    if host is None:
+        return False
+    if host == "localhost" or host.endswith((".local", ".localhost")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 class LLMSettings(_Section):
     """The LLM endpoint (the `[llm]` table, then env vars); the LLM is on only when a model is named.
 
@@ -192,7 +225,10 @@ class LLMSettings(_Section):
     api_key: SecretStr | None = None
     # Seconds per attempt; a stuck call costs at most (max_retries + 1) * timeout.
     timeout: float = Field(default=60, gt=0, le=600)
-    concurrency: int = Field(default=8, ge=1, le=64)
+    # Requests in flight; None: 2 for a server on this machine or a private network (one model shares
+    # its context between them), 8 for a hosted one (see `workers`).
+    concurrency: int | None = Field(default=None, ge=1, le=64)
+    max_output_tokens: OutputCaps = Field(default_factory=OutputCaps)
     input_budget_tokens: int = Field(default=6000, ge=1000, le=200_000)
     max_retries: int = Field(default=2, ge=0, le=5)
     # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
@@ -201,6 +237,12 @@ class LLMSettings(_Section):
     # tokens; past either the rules decide what is left, and the report says so.
     max_requests_per_report: int | None = Field(default=None, ge=1)
     max_tokens_per_report: int = Field(default=400_000, ge=1)
+
+    @property
+    def workers(self) -> int:
+        if self.concurrency is not None:
+            return self.concurrency
+        return LOCAL_WORKERS if is_local_url(self.base_url) else HOSTED_WORKERS
 
     @field_validator("base_url")
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -141,10 +142,11 @@ class LLMClient:
         messages = list(call.messages)
         rung = self.start
         repaired = False
+        max_tokens = self.settings.max_output_tokens.of(call.purpose)
         while True:
             sent = self._messages(messages, RUNGS[rung], call.lang)
             started = time.monotonic()
-            reply = self._send(sent, RUNGS[rung], call.schema)
+            reply = self._send(sent, RUNGS[rung], call.schema, max_tokens)
             outcome, result, error = self._judge(reply, call)
             record(
                 Attempt(
@@ -205,10 +207,12 @@ class LLMClient:
                 self._sdk = sdk_client(self.settings)
             return self._sdk
 
-    def _send(self, messages: list[dict[str, str]], rung: str, schema: type[LLMOutput]) -> Exchange:
+    def _send(
+        self, messages: list[dict[str, str]], rung: str, schema: type[LLMOutput], max_tokens: int
+    ) -> Exchange:
         import openai
 
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"max_tokens": max_tokens}
         if rung == "json_schema":
             options["response_format"] = {
                 "type": "json_schema",
@@ -222,17 +226,9 @@ class LLMClient:
             )
         except openai.APITimeoutError:
             return Exchange("timeout")
-        except (openai.BadRequestError, openai.UnprocessableEntityError):
-            # The server refuses this request's shape: on a format rung, the format.
-            return Exchange("rejected")
-        except openai.RateLimitError:
-            return Exchange("rate_limited")
-        except (
-            openai.AuthenticationError,
-            openai.PermissionDeniedError,
-            openai.NotFoundError,  # no such model, or a base URL without the API
-            openai.APIConnectionError,
-        ):
+        except openai.APIStatusError as exc:
+            return Exchange(_refusal(exc))
+        except openai.APIConnectionError:
             return Exchange("unavailable")
         except openai.OpenAIError:
             return Exchange("error")
@@ -270,12 +266,39 @@ def tool_call(
             model=settings.model,
             messages=sdk_messages([{**m, "content": redact(m["content"])} for m in messages]),
             tools=tools,
+            max_tokens=settings.max_output_tokens.route,  # a server that ignores tools writes on
         )
     except openai.OpenAIError:
         return None
     calls = (completion.choices[0].message.tool_calls or []) if completion.choices else []
     function = getattr(calls[0], "function", None) if calls else None
     return (function.name, function.arguments or "{}") if function is not None else None
+
+
+# What a server's error says when it refuses the way of asking for JSON (llama.cpp answers a schema it
+# cannot turn into a grammar with a 500), and when the prompt did not fit its context.
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|grammar|structured output", re.I)
+_CONTEXT_WORDS = re.compile(
+    r"context (length|size|window)|maximum context|too many tokens|exceeds? the (model|context)|n_ctx", re.I
+)
+
+
+def _refusal(exc: openai.APIStatusError) -> str:
+    """The outcome of an HTTP error: a full context is no refused format, whatever the status."""
+    import openai
+
+    text = f"{exc.message} {exc.body}"
+    if _CONTEXT_WORDS.search(text):
+        return "context"
+    if isinstance(exc, openai.RateLimitError):
+        return "rate_limited"
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError | openai.NotFoundError):
+        return "unavailable"  # a wrong key, no such model, or a base URL without the API
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError) or _FORMAT_WORDS.search(
+        text
+    ):
+        return "rejected"  # the server refuses this request's shape: on a format rung, the format
+    return "error"
 
 
 def _describe(exc: ValueError) -> str:

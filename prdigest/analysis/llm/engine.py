@@ -230,7 +230,7 @@ class LLMEngine:
             tick()
             return analysis
 
-        with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="prdigest-llm") as pool:
+        with ThreadPoolExecutor(self.settings.workers, thread_name_prefix="prdigest-llm") as pool:
             done = pool.map(one, todo)
             for (n, _), analysis in zip(todo, done, strict=True):
                 if analysis is not None:

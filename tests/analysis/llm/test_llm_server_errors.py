@@ -1,0 +1,91 @@
+"""What a self-hosted server's errors mean: a refused way of asking for JSON steps down the ladder, a
+full context is no refused format, generation is bounded, and a local server is not flooded."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.openai_api import FakeOpenAI, Reply, Request, prdigest_answers
+
+from prdigest.analysis.llm import LLMClient, LLMEngine
+from prdigest.config import LLMSettings, Taxonomy
+from prdigest.config.models import HOSTED_WORKERS, LOCAL_WORKERS
+from prdigest.pipeline.single import analyse_prs
+from prdigest.sources.fixture import FixtureSource, demo_fixture_path
+from prdigest.storage import Store, llm_log
+
+DEMO = FixtureSource(demo_fixture_path())
+MODEL = "fake-model"
+
+
+@pytest.fixture
+def store(demo_store: Store) -> Store:
+    return demo_store
+
+
+def settings(fake: FakeOpenAI, **kw) -> LLMSettings:
+    return LLMSettings(
+        base_url=fake.url, api_key=fake.key, **{"model": MODEL, "timeout": 5, "max_retries": 0, **kw}
+    )
+
+
+def analyse_two(store: Store, llm: LLMSettings) -> LLMEngine:
+    prs = store.prs_in_window(DEMO.repo, DEMO.window)[:2]
+    engine = LLMEngine(llm, store, LLMClient(llm))
+    engine.analyse(prs, analyse_prs(store, prs, Taxonomy(), "en"), Taxonomy(), "en")
+    return engine
+
+
+def test_a_500_that_names_the_schema_steps_down_to_json_object(store: Store, serve) -> None:
+    def no_schema(request: Request) -> str | Reply:  # llama-cpp-python's answer to a schema
+        if request.format == "json_schema":
+            return Reply(status=500, message="Failed to parse the response_format json_schema into a grammar")
+        return prdigest_answers(request)
+
+    fake = serve(responder=no_schema)
+    engine = analyse_two(store, settings(fake, concurrency=1))
+    calls = llm_log.calls_of_run(store, engine.run_id)
+    assert [(c.rung, c.outcome) for c in calls] == [
+        ("json_schema", "rejected"),
+        ("json_object", "ok"),
+        ("json_object", "ok"),
+    ]
+
+
+def test_a_full_context_is_no_refused_format(store: Store, serve) -> None:
+    fake = serve(responder=lambda _: Reply(status=400, message="Context size has been exceeded (n_ctx 8192)"))
+    engine = analyse_two(store, settings(fake, concurrency=1))
+    calls = llm_log.calls_of_run(store, engine.run_id)
+    assert {c.outcome for c in calls} == {"context"} and {c.rung for c in calls} == {"json_schema"}
+    assert engine.client.rung == "json_schema"  # the ladder is not walked down for it
+
+
+def test_a_plain_server_error_is_no_refused_format(store: Store, serve) -> None:
+    fake = serve(responder=lambda _: Reply(status=500, message="out of memory"))
+    engine = analyse_two(store, settings(fake, concurrency=1))
+    assert {c.outcome for c in llm_log.calls_of_run(store, engine.run_id)} == {"error"}
+
+
+def test_every_request_bounds_what_the_model_generates(store: Store, serve) -> None:
+    fake = serve()
+    caps = {"analyse_pr": 700}
+    analyse_two(store, settings(fake, concurrency=1, max_output_tokens=caps))
+    assert [r.body.get("max_tokens") for r in fake.requests] == [700, 700]
+    assert LLMSettings(model="m").max_output_tokens.narrate > LLMSettings(model="m").max_output_tokens.route
+    with pytest.raises(ValueError, match="max_output_tokens"):
+        LLMSettings(model="m", max_output_tokens={"analyse_pr": 0})
+
+
+@pytest.mark.parametrize(
+    ("url", "workers"),
+    [
+        ("http://127.0.0.1:8080/v1", LOCAL_WORKERS),
+        ("http://localhost:11434/v1", LOCAL_WORKERS),
+        ("http://10.1.2.3:8000/v1", LOCAL_WORKERS),
+        ("http://gpu-box.local:8000/v1", LOCAL_WORKERS),
+        ("https://api.deepseek.com/v1", HOSTED_WORKERS),
+        (None, HOSTED_WORKERS),
+    ],
+)
+def test_a_local_server_gets_fewer_requests_at_once(url: str | None, workers: int) -> None:
+    assert LLMSettings(model="m", base_url=url).workers == workers
+    assert LLMSettings(model="m", base_url=url, concurrency=5).workers == 5  # as set
