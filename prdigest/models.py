@@ -364,6 +364,7 @@ class LLMUsage(_Model):
     # By purpose: analysis, narrative, follow-up, repair, routing.
     by_purpose: dict[str, LLMCost] = {}
     run_calls: int = 0  # of them, sent by this run
+    not_analysed: dict[str, int] = {}  # PRs the LLM did not analyse in this run, by why (timeout, ...)
     analysed: int = 0  # PRs the LLM analysed in this run
     cached: int = 0  # PR analyses read from the cache
     fallback: int = 0  # PRs the rules engine answered for after an LLM failure

@@ -85,9 +85,10 @@ def report(
     store.close()
     usage = result.llm_usage
     if usage is not None and usage.fallback:  # the report says so too, but a script reads only stdout
+        why = ", ".join(f"{reason} {n}" for reason, n in usage.not_analysed.items()) or "see the log"
         click.echo(
             f"warning: {usage.model} did not analyse {usage.fallback} of {result.stats.merged_prs} PRs; "
-            "the rules engine did (see the log for why)",
+            f"the rules engine did ({why})",
             err=True,
         )
     _emit(result, fmt, out)

@@ -37,7 +37,7 @@ from prdigest.analysis.llm.client import (
     sdk_client,
     tool_call,
 )
-from prdigest.analysis.llm.engine import DiffLoader, LLMEngine, Progress
+from prdigest.analysis.llm.engine import LLMEngine
 from prdigest.analysis.llm.evidence import (
     Section,
     evidence_budget,
@@ -68,6 +68,7 @@ from prdigest.analysis.llm.schemas import (
     first_json_object,
     strict_schema,
 )
+from prdigest.analysis.llm.workers import DiffLoader, Progress
 from prdigest.models import LLMUsage
 from prdigest.redact import REDACTED, redact
 

@@ -9,11 +9,12 @@ prompt; ``merge`` says what of the LLM's analysis a report keeps.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Literal
@@ -42,22 +43,19 @@ from prdigest.analysis.llm.schemas import (
     NarrativeOut,
     PRAnalysisOut,
 )
-from prdigest.analysis.llm.spend import ReportSpend
+from prdigest.analysis.llm.spend import LLMReportCapped, ReportSpend
+from prdigest.analysis.llm.workers import DiffLoader, Progress, counter, serialised
 from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
 from prdigest.clock import utc_now
 from prdigest.config import LLMSettings, Taxonomy
-from prdigest.errors import PrdigestError
 from prdigest.i18n import texts
 from prdigest.models import LLMUsage, PRAnalysis, PullRequest, Report, numbered
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_budget, llm_log
 from prdigest.storage.db import analysis_key
 
+log = logging.getLogger("prdigest.llm")
 RETRY_FAILED_AFTER = timedelta(hours=1)  # a PR's invalid or timed-out analysis is not asked again sooner
-
-
-DiffLoader = Callable[[PullRequest], str | None]
-Progress = Callable[[int, int], None]  # (PRs done, PRs sent to the LLM)
 
 
 class LLMEngine:
@@ -80,6 +78,8 @@ class LLMEngine:
         self._run_noted = False  # the run's endpoint is in llm_runs
         self._narrative: Literal["llm", "rules"] | None = None
         self.spend = ReportSpend(settings, store, self.run_id)
+        self._outcomes: dict[str, str] = {}  # each subject's last request outcome: why it failed
+        self._failed: Counter[str] = Counter()  # PRs the LLM did not analyse, by why
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -130,6 +130,10 @@ class LLMEngine:
     def _record(self, call: Call, attempt: Attempt) -> None:
         self._budget.add(attempt.input_tokens + attempt.output_tokens)
         self.spend.sent(attempt.input_tokens + attempt.output_tokens)
+        with self._lock:
+            self._outcomes[call.subject] = attempt.outcome
+        if attempt.outcome != "ok":  # why, where a user looks: one line per failed request
+            log.info("%s %s: %s on the %s rung", call.purpose, call.subject, attempt.outcome, attempt.rung)
         llm_log.record_call(
             self.store,
             llm_log.LLMCall(
@@ -157,6 +161,7 @@ class LLMEngine:
             output_tokens=sum(c.output_tokens for c in by.values()),
             by_purpose=by,
             run_calls=run_calls,
+            not_analysed=dict(sorted(self._failed.items())),
             analysed=self._counts["llm"],
             cached=self._counts["cached"],
             fallback=self._counts["fallback"],
@@ -166,6 +171,10 @@ class LLMEngine:
     def _count(self, what: str) -> None:
         with self._lock:
             self._counts[what] += 1
+
+    def _why(self, reason: str) -> None:
+        with self._lock:
+            self._failed[reason] += 1
 
     # --- per-PR analyses ------------------------------------------------------------------
 
@@ -222,8 +231,8 @@ class LLMEngine:
         )
         todo = [(n, pr) for n, pr in todo if pr.uid not in failed]
         self.spend.for_prs(len(prs_n))
-        diff = _serialised(diff_loader)
-        tick = _counter(len(todo), on_done)
+        diff = serialised(diff_loader)
+        tick = counter(len(todo), on_done)
 
         def one(item: tuple[int, PullRequest]) -> PRAnalysis | None:
             analysis = self._analyse_one(item[1], rules[item[0]], taxonomy, lang, version, diff, instructions)
@@ -262,7 +271,13 @@ class LLMEngine:
         except LLMBudgetSpent:
             self._count("over_budget")
             return None
+        except LLMReportCapped:
+            self._why("capped")
+            return None
         except LLMError:
+            with self._lock:
+                last = self._outcomes.get(pr.uid, "error")
+            self._why("refused rung" if last == "rejected" else last)
             return None
         assert isinstance(result, PRAnalysisOut)
         analysis = result.to_analysis(pr, self.settings.model, version)
@@ -360,35 +375,3 @@ class LLMEngine:
 
 def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
-
-
-def _counter(total: int, on_done: Progress | None) -> Callable[[], None]:
-    """A tick per finished PR that calls ``on_done(done, total)`` in order, one call at a time."""
-    lock = threading.Lock()
-    done = 0
-
-    def tick() -> None:
-        nonlocal done
-        if on_done is None:
-            return
-        with lock:
-            done += 1
-            on_done(done, total)
-
-    return tick
-
-
-def _serialised(loader: DiffLoader | None) -> DiffLoader:
-    """``loader`` called one at a time (a source client need not be thread-safe); its errors mean no diff."""
-    lock = threading.Lock()
-
-    def load(pr: PullRequest) -> str | None:
-        if loader is None:
-            return None
-        with lock:
-            try:
-                return loader(pr)
-            except PrdigestError:
-                return None
-
-    return load

@@ -3,6 +3,8 @@ full context is no refused format, generation is bounded, and a local server is 
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from fakes.openai_api import FakeOpenAI, Reply, Request, prdigest_answers
 
@@ -51,12 +53,16 @@ def test_a_500_that_names_the_schema_steps_down_to_json_object(store: Store, ser
     ]
 
 
-def test_a_full_context_is_no_refused_format(store: Store, serve) -> None:
+def test_a_full_context_is_no_refused_format_and_says_why(store: Store, serve, caplog) -> None:
     fake = serve(responder=lambda _: Reply(status=400, message="Context size has been exceeded (n_ctx 8192)"))
-    engine = analyse_two(store, settings(fake, concurrency=1))
+    with caplog.at_level(logging.INFO, logger="prdigest.llm"):
+        engine = analyse_two(store, settings(fake, concurrency=1))
     calls = llm_log.calls_of_run(store, engine.run_id)
     assert {c.outcome for c in calls} == {"context"} and {c.rung for c in calls} == {"json_schema"}
     assert engine.client.rung == "json_schema"  # the ladder is not walked down for it
+    # Why, where a user looks: the usage counts it, the log has a line per failed request.
+    assert engine.usage().not_analysed == {"context": 2}
+    assert sum("context on the json_schema rung" in r.getMessage() for r in caplog.records) == 2
 
 
 def test_a_plain_server_error_is_no_refused_format(store: Store, serve) -> None:
