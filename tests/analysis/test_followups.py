@@ -322,3 +322,25 @@ def test_a_report_cap_stops_the_requests_and_the_rules_decide(store: Store, serv
 def test_a_cap_of_zero_is_a_configuration_error(key: str) -> None:
     with pytest.raises(ValueError, match=key):
         LLMSettings(model="m", **{key: 0})
+
+
+def test_a_risk_of_where_to_look_is_closed_only_by_a_pr_that_names_it() -> None:
+    from prdigest.analysis.followups.status import Later, closing
+
+    def pr(number: int, title: str, body: str = "") -> PullRequest:
+        return PullRequest(
+            repo=REPO, number=number, title=title, body=body, author="dev", additions=3, deletions=1,
+            merged_at=datetime(2026, 9, 20, tzinfo=UTC), files=[FileChange(path="app/core/engine.py")],
+        )  # fmt: skip
+
+    risky = pr(2, "feat: a new engine path")
+    own = {2: risky}
+    fix = Later.of(pr(7, "fix: a crash in the engine"), None)
+    fix = Later(**{**fix.__dict__, "tags": frozenset({"bugfix"})})  # as the rules tag a fix
+    named = Later.of(pr(8, "fix: review follow-up", "Follow-up to #2: the review's points."), None)
+    for label in ("core_path", "hot_files"):
+        item = RiskItem(label, "core code changed", (2,), WEEKS[0], "core path")
+        assert [c.number for c in closing(item, own, [fix, named])] == [8]
+    # A risk of a defect is addressed by a later fix of the same code, as before.
+    perf = RiskItem("perf_regression", "slower", (2,), WEEKS[0], "slower")
+    assert [c.number for c in closing(perf, own, [fix])] == [7]

@@ -35,7 +35,10 @@ FIXING_KINDS: dict[str, frozenset[str]] = {
     "failing_checks": frozenset({"bugfix", "ci"}),
     "hot_files": frozenset({"bugfix", "refactor"}),
 }
-DEFAULT_FIXING = frozenset({"bugfix"})  # reviews, forks, core paths: a later fix of the same code
+DEFAULT_FIXING = frozenset({"bugfix"})  # reviews, threads, checks: a later fix of the same code
+# Risks that say where to look, not what is wrong: a later PR of the same files does not make them
+# looked at. Only a PR that names the risk's PR as what it follows up closes one.
+BY_REFERENCE_ONLY = frozenset({"core_path", "hot_files", "large_low_review", "fork_no_bot_review"})
 
 _REVERT_TITLE = re.compile(r'^\s*revert\b\s*"?(?P<title>.*?)"?\s*$', re.I)
 _TEST_AFFIX = re.compile(r"^test_|_test$|_spec$|\.test$|\.spec$")
@@ -102,7 +105,7 @@ def closing(item: RiskItem, own: dict[int, PullRequest], later: Iterable[Later])
             how: Closing = "reverted"
         else:
             follows = named if p.says_follows else set()
-            fixing = fixes(p, item.label)
+            fixing = fixes(p, item.label) and item.label not in BY_REFERENCE_ONLY
             covers = follows | {n for n in files if fixing and touches(p, files[n], stems[n])}
             how = "addressed"
         if covers:
