@@ -41,7 +41,8 @@ def narrative_call(
 
 
 def apply_narrative(report: Report, narrative: NarrativeOut) -> Report:
-    """A copy of the report with the narrative's sections, cited in merge order and checked."""
+    """A copy of the report with the narrative's sections, checked: a theme's PRs in the model's order
+    (the order its story tells them), the other sections' in merge order."""
     position = {p.number: i for i, p in enumerate(report.prs)}
 
     def ordered(numbers: list[int]) -> list[int]:
@@ -59,7 +60,7 @@ def apply_narrative(report: Report, narrative: NarrativeOut) -> Report:
     out.themes = [
         Theme(
             title=prose(t.title),
-            prs=ordered(t.prs),
+            prs=[n for n in dict.fromkeys(t.prs) if n in position],  # the model's order: its story's
             story=prose(t.story),
             trend=prose(t.trend),
             representative=[n for n in t.representative if n in t.prs],

@@ -49,6 +49,8 @@ _MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]+|\bwww\.[^\s<>()\[\]\"'`]+", re.I)
 _SPACES = re.compile(r"[ \t]{2,}")
+_QUOTES = frozenset("\"'`“‘「")
+_SCHEME = re.compile(r"^(?:https?|ftp)://", re.I)
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # direction overrides that make text read otherwise
 
 
@@ -58,7 +60,13 @@ def inert(text: str, links: Iterable[str] = ()) -> str:
 
     def link(match: re.Match[str]) -> str:
         url = match.group(0).rstrip(".,;:!?")
-        return match.group(0) if url in allowed else match.group(0)[len(url) :]
+        if url in allowed:
+            return match.group(0)
+        rest = match.group(0)[len(url) :]
+        before = match.string[match.start() - 1] if match.start() else ""
+        if before in _QUOTES:  # a quoted value of the evidence ('base_url: "http://…"'): kept, not a link
+            return _SCHEME.sub("", url) + rest
+        return rest
 
     text = _MD_IMAGE.sub("", text)
     text = _MD_LINK.sub(r"\1", text)

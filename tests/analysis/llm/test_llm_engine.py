@@ -450,7 +450,7 @@ def test_a_diff_loader_supplies_missing_diffs_and_its_failures_are_harmless(stor
 # --- the narrative --------------------------------------------------------------------------
 
 
-def test_narrative_is_cited_in_merge_order_within_the_window(store: Store, serve) -> None:
+def test_narrative_is_cited_within_the_window_its_themes_in_the_models_order(store: Store, serve) -> None:
     def answers(request: Request) -> str:
         if "<untrusted_week_data>" in request.user:
             numbers = listed_numbers(request)
@@ -480,7 +480,7 @@ def test_narrative_is_cited_in_merge_order_within_the_window(store: Store, serve
     report = engine.narrate(before, analyses)
     numbers = [p.number for p in report.prs]
     (theme,) = report.themes
-    assert theme.prs == numbers[:6]
+    assert theme.prs == [*reversed(numbers[:6])]  # as the model told them; the unknown one dropped
     assert theme.representative == [numbers[3]]
     assert [(o.title, o.label) for o in report.risk_observations] == [("Made up", "")]
     # Every recommendation cited nothing, so the rules' recommendations stand.

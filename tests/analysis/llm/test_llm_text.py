@@ -91,6 +91,12 @@ def test_inert_strips_mentions_markup_and_foreign_links() -> None:
     assert inert("mail me at ann@here.com, 2 < 3 > 1") == "mail me at ann@here.com, 2 < 3 > 1"
 
 
+def test_a_quoted_url_of_the_evidence_keeps_its_value_without_the_link() -> None:
+    out = inert('configs/judge.yaml sets base_url: "http://10.0.0.1:8000/v1" and `https://hub.example/m`')
+    assert out == 'configs/judge.yaml sets base_url: "10.0.0.1:8000/v1" and `hub.example/m`'
+    assert "://" not in inert("a bare https://evil.example/y goes, and [t](https://evil.example) too")
+
+
 def test_first_json_object_reads_prose_and_fences() -> None:
     assert first_json_object('Sure! {not json} here:\n```json\n{"a": {"b": 1}}\n```') == {"a": {"b": 1}}
     with pytest.raises(ValueError, match="no JSON object"):
