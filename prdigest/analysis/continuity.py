@@ -4,10 +4,11 @@ by the same named feature in the same code; a theme with no tie is new.
 A tie is read from the references, the titles and the code alone, so it holds for any repository:
 - a reference: a PR of the theme names the earlier PR ("follow-up to #12", a revert, the source's
   related list), or the earlier PR names a PR of the theme as what it fixes or follows; or
-- the same feature in the same code: the earlier PR's title says a word that names the theme (a word of
-  the theme's title its PRs' titles say, or one at least two of its PRs' titles share; never a generic
-  word), and the earlier PR changed one of the theme's files or code in its subsystem (the folder its
-  story is told of).
+- the same feature in the same code: the earlier PR's title says most of the theme's name, the rarer
+  words weighing more (its topic: the words of its title, less the kind it names, that its PRs' titles
+  say; for a title in other words, those at least two of its PRs' titles share; never a generic word),
+  and the earlier PR changed one of the theme's files or code in its subsystem (the folder its story is
+  told of).
 Shared files or a shared folder alone tie nothing: a busy folder's PRs are mostly about other things.
 A file, folder or word most of the earlier PRs have, and other PRs of the week too (a changelog, a
 repository-wide `src/`), tells nothing and is left out once there are enough earlier PRs to tell.
