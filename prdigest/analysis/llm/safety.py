@@ -49,13 +49,19 @@ _MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]+|\bwww\.[^\s<>()\[\]\"'`]+", re.I)
 _SPACES = re.compile(r"[ \t]{2,}")
-_QUOTES = frozenset("\"'`“‘「")
-_SCHEME = re.compile(r"^(?:https?|ftp)://", re.I)
+# A URL the evidence quotes or gives as a value: inside "…", `…`, “…”, ‘…’, 「…」, right after a ' (an
+# apostrophe pairs with nothing), or after "key=" or a code-like "key:" ('base_url: http://…').
+_QUOTED_SPAN = re.compile(r"\"[^\"\n]*\"|`[^`\n]*`|“[^”\n]*”|‘[^’\n]*’|「[^」\n]*」")
+_VALUE_BEFORE = re.compile(r"(?:'|(?P<key>[\w.-]+)(?P<sep>[:=])[ \t]?)\Z")
+_LINK_PART = re.compile(r"^(?:(?:https?|ftp)://)?(?:www\.)?", re.I)  # what makes a value autolink
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # direction overrides that make text read otherwise
 
 
 def inert(text: str, links: Iterable[str] = ()) -> str:
-    """``text`` without mentions, markup, images, direction overrides and links, except ``links`` (ours)."""
+    """``text`` without mentions, markup, images, direction overrides and links, except ``links`` (ours).
+
+    A quoted or key-value URL is a value the evidence quotes: it stays as text, its scheme and "www."
+    dropped so that no client links it ('base_url: "http://10.0.0.1:8000/v1"' keeps "10.0.0.1:8000/v1")."""
     allowed = set(links)
 
     def link(match: re.Match[str]) -> str:
@@ -63,10 +69,7 @@ def inert(text: str, links: Iterable[str] = ()) -> str:
         if url in allowed:
             return match.group(0)
         rest = match.group(0)[len(url) :]
-        before = match.string[match.start() - 1] if match.start() else ""
-        if before in _QUOTES:  # a quoted value of the evidence ('base_url: "http://…"'): kept, not a link
-            return _SCHEME.sub("", url) + rest
-        return rest
+        return _LINK_PART.sub("", url) + rest if _is_value(match) else rest
 
     text = _MD_IMAGE.sub("", text)
     text = _MD_LINK.sub(r"\1", text)
@@ -75,6 +78,18 @@ def inert(text: str, links: Iterable[str] = ()) -> str:
     text = _URL.sub(link, text)
     text = _BIDI.sub("", text)
     return _SPACES.sub(" ", text).strip()
+
+
+def _is_value(url: re.Match[str]) -> bool:
+    """Whether the URL is a value the text quotes or assigns, not a link of the prose."""
+    text, start = url.string, url.start()
+    if any(q.start() < start < q.end() for q in _QUOTED_SPAN.finditer(text)):
+        return True
+    before = _VALUE_BEFORE.search(text, 0, start)
+    if before is None:
+        return False
+    key = before["key"]
+    return key is None or before["sep"] == "=" or bool(_CODE_LIKE.search(key))
 
 
 def clip(text: str, limit: int) -> str:

@@ -459,7 +459,7 @@ def test_narrative_is_cited_within_the_window_its_themes_in_the_models_order(sto
                 themes=[
                     {
                         "title": "Backwards",
-                        "prs": [*reversed(numbers[:6]), 999],
+                        "prs": [*reversed(numbers[:6]), 999, numbers[2]],
                         "story": "s",
                         "trend": "t",
                         "representative": [numbers[3], 999, numbers[20]],
@@ -480,7 +480,8 @@ def test_narrative_is_cited_within_the_window_its_themes_in_the_models_order(sto
     report = engine.narrate(before, analyses)
     numbers = [p.number for p in report.prs]
     (theme,) = report.themes
-    assert theme.prs == [*reversed(numbers[:6])]  # as the model told them; the unknown one dropped
+    # As the model told them; the unknown number and the repeated one dropped.
+    assert theme.prs == [*reversed(numbers[:6])]
     assert theme.representative == [numbers[3]]
     assert [(o.title, o.label) for o in report.risk_observations] == [("Made up", "")]
     # Every recommendation cited nothing, so the rules' recommendations stand.

@@ -97,6 +97,24 @@ def test_a_quoted_url_of_the_evidence_keeps_its_value_without_the_link() -> None
     assert "://" not in inert("a bare https://evil.example/y goes, and [t](https://evil.example) too")
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("base_url: http://10.0.0.1:8000/v1.", "base_url: 10.0.0.1:8000/v1."),
+        ("runs with --base-url=https://h.example/v1", "runs with --base-url=h.example/v1"),
+        ('the body says "mirror at https://m.example/x now"', 'the body says "mirror at m.example/x now"'),
+        ("sets 'http://www.m.example/x'", "sets 'm.example/x'"),  # "www." autolinks in Markdown
+    ],
+)
+def test_a_url_the_evidence_quotes_or_assigns_stays_as_text_no_client_links(text: str, kept: str) -> None:
+    assert inert(text) == kept
+
+
+def test_a_url_of_the_prose_and_a_markdown_links_target_go() -> None:
+    assert inert("See: https://evil.example/y and url: https://evil.example") == "See: and url:"
+    assert inert('"[the docs](https://evil.example/x)"') == '"the docs"'
+
+
 def test_first_json_object_reads_prose_and_fences() -> None:
     assert first_json_object('Sure! {not json} here:\n```json\n{"a": {"b": 1}}\n```') == {"a": {"b": 1}}
     with pytest.raises(ValueError, match="no JSON object"):
