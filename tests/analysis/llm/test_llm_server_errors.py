@@ -6,28 +6,14 @@ from __future__ import annotations
 import logging
 
 import pytest
-from fakes.openai_api import FakeOpenAI, Reply, Request, prdigest_answers
+from fakes.openai_api import Reply, Request, prdigest_answers
+from test_llm_engine import DEMO, settings
 
 from prdigest.analysis.llm import LLMClient, LLMEngine
 from prdigest.config import LLMSettings, Taxonomy
 from prdigest.config.models import HOSTED_WORKERS, LOCAL_WORKERS
 from prdigest.pipeline.single import analyse_prs
-from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store, llm_log
-
-DEMO = FixtureSource(demo_fixture_path())
-MODEL = "fake-model"
-
-
-@pytest.fixture
-def store(demo_store: Store) -> Store:
-    return demo_store
-
-
-def settings(fake: FakeOpenAI, **kw) -> LLMSettings:
-    return LLMSettings(
-        base_url=fake.url, api_key=fake.key, **{"model": MODEL, "timeout": 5, "max_retries": 0, **kw}
-    )
 
 
 def analyse_two(store: Store, llm: LLMSettings) -> LLMEngine:
@@ -37,15 +23,15 @@ def analyse_two(store: Store, llm: LLMSettings) -> LLMEngine:
     return engine
 
 
-def test_a_500_that_names_the_schema_steps_down_to_json_object(store: Store, serve) -> None:
+def test_a_500_that_names_the_schema_steps_down_to_json_object(demo_store: Store, serve) -> None:
     def no_schema(request: Request) -> str | Reply:  # llama-cpp-python's answer to a schema
         if request.format == "json_schema":
             return Reply(status=500, message="Failed to parse the response_format json_schema into a grammar")
         return prdigest_answers(request)
 
     fake = serve(responder=no_schema)
-    engine = analyse_two(store, settings(fake, concurrency=1))
-    calls = llm_log.calls_of_run(store, engine.run_id)
+    engine = analyse_two(demo_store, settings(fake, concurrency=1))
+    calls = llm_log.calls_of_run(demo_store, engine.run_id)
     assert [(c.rung, c.outcome) for c in calls] == [
         ("json_schema", "rejected"),
         ("json_object", "ok"),
@@ -53,11 +39,11 @@ def test_a_500_that_names_the_schema_steps_down_to_json_object(store: Store, ser
     ]
 
 
-def test_a_full_context_is_no_refused_format_and_says_why(store: Store, serve, caplog) -> None:
+def test_a_full_context_is_no_refused_format_and_says_why(demo_store: Store, serve, caplog) -> None:
     fake = serve(responder=lambda _: Reply(status=400, message="Context size has been exceeded (n_ctx 8192)"))
     with caplog.at_level(logging.INFO, logger="prdigest.llm"):
-        engine = analyse_two(store, settings(fake, concurrency=1))
-    calls = llm_log.calls_of_run(store, engine.run_id)
+        engine = analyse_two(demo_store, settings(fake, concurrency=1))
+    calls = llm_log.calls_of_run(demo_store, engine.run_id)
     assert {c.outcome for c in calls} == {"context"} and {c.rung for c in calls} == {"json_schema"}
     assert engine.client.rung == "json_schema"  # the ladder is not walked down for it
     # Why, where a user looks: the usage counts it, the log has a line per failed request.
@@ -65,16 +51,16 @@ def test_a_full_context_is_no_refused_format_and_says_why(store: Store, serve, c
     assert sum("context on the json_schema rung" in r.getMessage() for r in caplog.records) == 2
 
 
-def test_a_plain_server_error_is_no_refused_format(store: Store, serve) -> None:
+def test_a_plain_server_error_is_no_refused_format(demo_store: Store, serve) -> None:
     fake = serve(responder=lambda _: Reply(status=500, message="out of memory"))
-    engine = analyse_two(store, settings(fake, concurrency=1))
-    assert {c.outcome for c in llm_log.calls_of_run(store, engine.run_id)} == {"error"}
+    engine = analyse_two(demo_store, settings(fake, concurrency=1))
+    assert {c.outcome for c in llm_log.calls_of_run(demo_store, engine.run_id)} == {"error"}
 
 
-def test_every_request_bounds_what_the_model_generates(store: Store, serve) -> None:
+def test_every_request_bounds_what_the_model_generates(demo_store: Store, serve) -> None:
     fake = serve()
     caps = {"analyse_pr": 700}
-    analyse_two(store, settings(fake, concurrency=1, max_output_tokens=caps))
+    analyse_two(demo_store, settings(fake, concurrency=1, max_output_tokens=caps))
     assert [r.body.get("max_tokens") for r in fake.requests] == [700, 700]
     assert LLMSettings(model="m").max_output_tokens.narrate > LLMSettings(model="m").max_output_tokens.route
     with pytest.raises(ValueError, match="max_output_tokens"):
