@@ -24,7 +24,7 @@ from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 from prdigest.path_kinds import is_ci, is_dependency
 
-RULES_VERSION = "rules-4"  # the analysis cache key: bumped when the rules change
+RULES_VERSION = "rules-5"  # the analysis cache key: bumped when the rules change
 
 # Risk label -> the PR fields it needs; unknown input means the rule stays silent.
 RISK_INPUTS: dict[str, tuple[str, ...]] = {
@@ -279,7 +279,8 @@ def importance(
     if "config_breaking" in labels:
         parts.append((t["r_breaking"], 1.5))
     installs = any(r.label == "dependency_change" and r.evidence_source == "diff" for r in risks)
-    installs = installs and not all(is_ci(p) for p in f.paths or [])  # a CI action's pin ships nothing
+    # A CI action's pin ships nothing; a range's moved bound reaches only the users at its edge.
+    installs = installs and not all(is_ci(p) for p in f.paths or []) and risk_rules.installs_change(f)
     if installs:  # a version that every user's environment picks up
         parts.append((t["r_installs"], 1.5))
     if pr.reviews is not None:

@@ -303,6 +303,30 @@ def test_an_upgrade_the_title_names_outranks_a_pin_moved_on_the_way() -> None:
     assert not any("upgrades" in r for r in floating.reasons)  # no release to name
 
 
+def test_a_moved_bound_of_a_range_is_no_install_every_user_picks_up() -> None:
+    """A raised floor or ceiling of a supported range reaches the users at its edge; a pin moved or a new
+    package reaches every user. All three are dependency changes."""
+
+    def bump(title: str, *lines: str) -> rules.PRAnalysis:
+        files = [("pyproject.toml", 1, 1), ("pkg/versions.py", 2, 2)]
+        excerpt = "\n".join([diff("pyproject.toml", *lines), diff("pkg/versions.py", "-LOW = 3", "+LOW = 4")])
+        return rules.analyse(make(title, files, diff_excerpt=excerpt), Taxonomy(), "en")
+
+    floor = bump(
+        "Drop engine 0.13 support", '-    "engine>=0.13.0,<=0.23.0",', '+    "engine>=0.14.0,<=0.23.0",'
+    )
+    ceiling = bump(
+        "Support engine 0.24", '-    "engine>=0.13.0,<=0.23.0",', '+    "engine>=0.13.0,<=0.24.0",'
+    )
+    pin = bump("Support engine 0.24", '-    "engine==0.23.0",', '+    "engine==0.24.0",')
+    added = bump("Support engine 0.24", '+    "tokenizers>=0.2",')
+    every = [floor, ceiling, pin, added]
+    assert all("dependency_change" in {r.label for r in a.risks} for a in every)
+    installs = [any("changes what users install" in r for r in a.reasons) for a in every]
+    assert installs == [False, False, True, True]
+    assert pin.importance >= ceiling.importance + 1.5
+
+
 def test_new_options_make_a_feature_whatever_the_title_calls_it() -> None:
     option = ('+    parser.add_argument("--topk-per-position", type=int, default=0)', "+    return parser")
     files = [("pkg/arguments.py", 2, 0)]

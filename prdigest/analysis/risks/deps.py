@@ -117,18 +117,46 @@ def _action_moves(f: Facts) -> list[tuple[str, str, str]]:
     return moves
 
 
+def _changed_specs(f: Facts) -> tuple[dict[str, str], dict[str, str]]:
+    """(spec -> path) of the specs the PR adds and of those it drops, netted over all files:
+    requirements moved from one file to another change nothing."""
+    diffs = _dependency_diffs(f)
+    added = {spec: d.path for d in diffs for spec in sorted(_specs(d, d.added))}
+    # An example that drops a requirement changes nothing users install; one that adds a pin does.
+    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in sorted(_specs(d, d.removed))}
+    return (
+        {s: p for s, p in added.items() if s not in removed},
+        {s: p for s, p in removed.items() if s not in added},
+    )
+
+
+# A version range's bound: ">=0.14", "<=0.23.0", "<2", "~=1.4", "!=1.2.3", "^1.2" (npm), "~1.2".
+_RANGE = re.compile(r"(?:[<>]=?|~=|!=)\s*v?\d|[\^~]\d")
+_PACKAGE = re.compile(r"[A-Za-z0-9@][\w.\-/@]*")
+
+
+def installs_change(f: Facts) -> bool:
+    """Whether what every user's environment gets changes: a package added or dropped, or a pin moved (==,
+    an image tag, a commit, an exact version). A moved bound of a range only reaches the users at its
+    edge: those below a raised floor, or those who upgrade past a raised ceiling."""
+    new, gone = _changed_specs(f)
+
+    def package(spec: str) -> str:
+        m = _PACKAGE.match(spec)
+        return fold(m.group(0)) if m else spec
+
+    kept = {package(s) for s in new} & {package(s) for s in gone}
+    return any("==" in spec or not _RANGE.search(spec) or package(spec) not in kept for spec in (*new, *gone))
+
+
 def dependency_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     moved = _action_moves(f)
     if moved:
         where = sorted({path for path, _, _ in moved})
         pins = "; ".join(f"{name}@{ref}" for _, name, ref in moved[:3])
         return t["ev_dependency_lines"].format(paths=", ".join(where[:3]), lines=quote(pins)), "diff"
-    diffs = _dependency_diffs(f)
-    # Netted over all files: requirements moved from one file to another change nothing.
-    added = {spec: d.path for d in diffs for spec in sorted(_specs(d, d.added))}
-    # An example that drops a requirement changes nothing users install; one that adds a pin does.
-    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in sorted(_specs(d, d.removed))}
-    new, gone = sorted(set(added) - set(removed)), sorted(set(removed) - set(added))
+    added, removed = _changed_specs(f)
+    new, gone = sorted(added), sorted(removed)
     if new or gone:
         paths = sorted({added[s] for s in new} | {removed[s] for s in gone})
         shown = new[:3] + [f"-{spec}" for spec in gone[: max(0, 3 - len(new))]]

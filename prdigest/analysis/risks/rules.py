@@ -26,7 +26,7 @@ from prdigest.analysis.risks.common import (
     quote,
     sentence_around,
 )
-from prdigest.analysis.risks.deps import dependency_change, fold, version_moves
+from prdigest.analysis.risks.deps import dependency_change, fold, installs_change, version_moves
 from prdigest.analysis.risks.options import option_breaking
 from prdigest.analysis.risks.security import security_sensitive
 from prdigest.analysis.taxonomy import parse_title
@@ -43,6 +43,7 @@ __all__ = [
     "dependency_change",
     "fold",
     "holds_danger",
+    "installs_change",
     "is_comment",
     "new_options",
     "no_tests",
