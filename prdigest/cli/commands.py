@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from prdigest.cli.llm import llm
 from prdigest.cli.ops import config, deliver, preview, serve, subscriptions
 from prdigest.cli.support import Group, Period, common, period_options, progress_shown, settings_from, stderr
 from prdigest.clock import utc_now
@@ -296,7 +297,7 @@ def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None
     run_console(svc, console, lang)
 
 
-for command in (config, subscriptions, deliver, serve, preview):
+for command in (config, subscriptions, deliver, serve, preview, llm):
     cli.add_command(command)
 
 

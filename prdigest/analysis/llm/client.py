@@ -27,7 +27,7 @@ from prdigest.redact import redact
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
     from openai.types.chat import ChatCompletionToolParam as ChatCompletionToolParam  # routing's tools
 
 RUNGS = ("json_schema", "json_object", "prompt")
@@ -102,6 +102,7 @@ class Exchange:
     # Billed tokens: none for a refused or failed request.
     input_tokens: int = 0
     output_tokens: int = 0
+    detail: str = ""  # a failure's reason as the server or the SDK gave it, for `prdigest llm check`
 
 
 @dataclass(frozen=True)
@@ -224,14 +225,8 @@ class LLMClient:
             completion = self._client().chat.completions.create(
                 model=self.settings.model, messages=sdk_messages(messages), **options
             )
-        except openai.APITimeoutError:
-            return Exchange("timeout")
-        except openai.APIStatusError as exc:
-            return Exchange(_refusal(exc))
-        except openai.APIConnectionError:
-            return Exchange("unavailable")
-        except openai.OpenAIError:
-            return Exchange("error")
+        except openai.OpenAIError as exc:
+            return _failed(exc)
         text = (completion.choices[0].message.content or "") if completion.choices else ""
         usage = completion.usage  # some servers send none: then estimate what was billed
         return Exchange(
@@ -262,17 +257,70 @@ def tool_call(
     import openai
 
     try:
-        completion = sdk_client(settings).chat.completions.create(
-            model=settings.model,
-            messages=sdk_messages([{**m, "content": redact(m["content"])} for m in messages]),
-            tools=tools,
-            max_tokens=settings.max_output_tokens.route,  # a server that ignores tools writes on
-        )
+        # A server that ignores tools writes on: bounded like any request.
+        completion = _tool_completion(settings, messages, tools, settings.max_output_tokens.route)
     except openai.OpenAIError:
         return None
+    return _first_tool(completion)
+
+
+def _tool_completion(
+    settings: LLMSettings,
+    messages: list[dict[str, str]],
+    tools: list[ChatCompletionToolParam],
+    max_tokens: int,
+) -> ChatCompletion:
+    return sdk_client(settings).chat.completions.create(
+        model=settings.model,
+        messages=sdk_messages([{**m, "content": redact(m["content"])} for m in messages]),
+        tools=tools,
+        max_tokens=max_tokens,
+    )
+
+
+def _first_tool(completion: ChatCompletion) -> tuple[str, str] | None:
     calls = (completion.choices[0].message.tool_calls or []) if completion.choices else []
     function = getattr(calls[0], "function", None) if calls else None
     return (function.name, function.arguments or "{}") if function is not None else None
+
+
+# --- one request, not retried: what `prdigest llm check` asks ---------------------------------
+
+
+def probe(
+    settings: LLMSettings, rung: str, messages: list[dict[str, str]], schema: type[LLMOutput], max_tokens: int
+) -> Exchange:
+    """One request on ``rung`` of the ladder, sent once: a refusal is an answer here, not a retry."""
+    client = LLMClient(settings.model_copy(update={"max_retries": 0}))
+    return client._send(LLMClient._messages(messages, rung, "en"), rung, schema, max_tokens)
+
+
+def probe_tools(
+    settings: LLMSettings,
+    messages: list[dict[str, str]],
+    tools: list[ChatCompletionToolParam],
+    max_tokens: int,
+) -> Exchange:
+    """One request offering ``tools``, sent once: ok with the called tool's name, ``ignored`` with the
+    text the model wrote instead, or why it failed."""
+    import openai
+
+    try:
+        completion = _tool_completion(
+            settings.model_copy(update={"max_retries": 0}), messages, tools, max_tokens
+        )
+    except openai.OpenAIError as exc:
+        return _failed(exc)
+    called = _first_tool(completion)
+    if called is not None:
+        return Exchange("ok", called[0])
+    text = (completion.choices[0].message.content or "") if completion.choices else ""
+    return Exchange("ignored", text)
+
+
+def endpoint_key(settings: LLMSettings) -> str:
+    """The endpoint as the log keeps it (the rung it accepts, its monthly usage)."""
+    return settings.base_url or "https://api.openai.com/v1"
 
 
 # What a server's error says when it refuses the way of asking for JSON (llama.cpp answers a schema it
@@ -281,6 +329,27 @@ _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|grammar|str
 _CONTEXT_WORDS = re.compile(
     r"context (length|size|window)|maximum context|too many tokens|exceeds? the (model|context)|n_ctx", re.I
 )
+
+
+def _failed(exc: openai.OpenAIError) -> Exchange:
+    """What a request that raised returned, and why."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base
+        return Exchange("timeout", detail=str(exc))
+    if isinstance(exc, openai.APIStatusError):
+        return Exchange(_refusal(exc), detail=f"HTTP {exc.status_code}: {_server_reason(exc)}")
+    if isinstance(exc, openai.APIConnectionError):
+        return Exchange("unavailable", detail=str(exc.__cause__ or exc))
+    return Exchange("error", detail=str(exc))
+
+
+def _server_reason(exc: openai.APIStatusError) -> str:
+    """The error's message as the server wrote it (OpenAI's error.message, FastAPI's detail)."""
+    body = exc.body  # the SDK keeps the inside of an {"error": {...}} body
+    if isinstance(body, dict) and (message := body.get("message") or body.get("detail")):
+        return str(message)
+    return exc.message
 
 
 def _refusal(exc: openai.APIStatusError) -> str:
