@@ -202,6 +202,9 @@ class RiskLabel(_Model):
     # How far the evidence goes: a weak finding (a change for hardware no CI runner holds, say) is a point
     # to watch on its PR, not a risk of the week.
     strength: Literal["strong", "weak"] = "strong"
+    # The rules' finding in a model's analysis (analysis/llm/merge.py): a fact the model cannot check, or
+    # a diff line's strong evidence the model was silent on.
+    by_rules: bool = False
 
 
 class PRAnalysis(_Many):

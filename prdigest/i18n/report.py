@@ -112,6 +112,8 @@ TEXT: dict[str, dict[str, str]] = {
         "llm_budget_spent": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：{n} 个 PR 改由规则引擎分析。",
         "llm_report_capped": "本报告的 LLM 上限（{requests} 次请求或 {tokens} tokens）已到：其余 {n} 个请求未发送，由规则引擎判断。",
         "llm_budget_spent_narrative": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：叙述由规则引擎撰写。",
+        # The quality gate (analysis/llm/gate.py) refused what the model said of these PRs, after a repair.
+        "llm_gate_refused": "质量检查拒绝了 {model} 对 {n} 个 PR 的分析（JSON 碎片、复述提示词、提交哈希或与事实矛盾，修正一次后仍是如此）：这些 PR 由规则引擎分析。",
         # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.
         "llm_budget_spent_ask": "LLM 端点 {endpoint} 本月的 token 预算已用完：此回答来自全文检索，而非模型。",
         "none": "本周期内没有合入的 PR。",
@@ -249,6 +251,9 @@ TEXT: dict[str, dict[str, str]] = {
         "{n} more requests were not sent and the rules engine decided them.",
         "llm_budget_spent_narrative": "The monthly token budget ({budget}, UTC month) of the LLM endpoint "
         "{endpoint} is spent: the rules engine wrote the narrative.",
+        # The quality gate (analysis/llm/gate.py) refused what the model said of these PRs, after a repair.
+        "llm_gate_refused": "The quality gate refused {model}'s analyses of {n} PRs (JSON fragments, the prompt "
+        "echoed, commit hashes or a contradiction of the facts, still so after a repair): the rules engine analysed them.",
         # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.
         "llm_budget_spent_ask": "The monthly token budget of the LLM endpoint {endpoint} is spent: "
         "this answer comes from the full-text search, not the model.",

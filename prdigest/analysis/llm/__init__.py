@@ -9,6 +9,9 @@ clamped and made inert before anything keeps it. One module per concern:
   that worked is kept in ``llm_rungs`` so the next run starts there), one repair request for
   invalid output, retries, ``sdk_client`` and ``tool_call``.
 * ``schemas``: the pydantic models of what an LLM may return, and what each may name.
+* ``gate``: the quality gate on what a model says: a summary is a sentence about its subject, not
+  JSON, hashes, the prompt echoed or a merged PR called unmerged; a refused answer is repaired once,
+  then the rules answer, and it is never cached.
 * ``safety``: text going out redacted and sealed in ``<untrusted_…>`` tags; text coming back
   without mentions, links or markup, and without PR numbers it may not name; a risk label is
   kept only when its evidence quotes what the model was shown of the PR.

@@ -2,9 +2,9 @@
 
 The structured-output ladder, per client: strict ``json_schema`` (OpenAI, vLLM, Ollama >= 0.5),
 then ``json_object`` where a server rejects that (DeepSeek), then a plain "JSON only" prompt;
-invalid output gets one repair request carrying the validation error. Every message sent is
-redacted. openai is imported inside the functions that send, so a report without an LLM never
-loads it.
+invalid output, or output the quality gate refuses (``gate``), gets one repair request carrying
+the reason. Every message sent is redacted. openai is imported inside the functions that send, so a
+report without an LLM never loads it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prdigest.analysis.llm.gate import GateRefused, gated
 from prdigest.analysis.llm.safety import estimate_tokens
-from prdigest.analysis.llm.schemas import Allowed, LLMOutput, first_json_object, strict_schema
+from prdigest.analysis.llm.schemas import Allowed, LLMOutput, describe_error, first_json_object, strict_schema
 from prdigest.config import LLMSettings
 from prdigest.errors import PrdigestError
 from prdigest.prompts import Prompt, load_prompt
@@ -73,7 +74,8 @@ class Call:
     allowed: Allowed
 
     def parse(self, text: str) -> LLMOutput:
-        return self.schema.model_validate(first_json_object(text), context={"allowed": self.allowed})
+        output = self.schema.model_validate(first_json_object(text), context={"allowed": self.allowed})
+        return gated(output, self.messages, self.lang)
 
 
 def make_call(
@@ -167,7 +169,7 @@ class LLMClient:
                 if rung + 1 == len(RUNGS):
                     raise LLMBadOutput(f"{call.subject}: the server accepted no way of asking for JSON")
                 rung += 1
-            elif outcome == "invalid" and not repaired:
+            elif outcome in ("invalid", "gate") and not repaired:
                 repaired = True
                 repair = load_prompt("common", call.lang).render("repair", error=error)
                 messages = [
@@ -175,7 +177,7 @@ class LLMClient:
                     {"role": "assistant", "content": reply.text[:REPLY_ECHO]},
                     {"role": "user", "content": repair},
                 ]
-            elif outcome == "invalid":
+            elif outcome in ("invalid", "gate"):
                 raise LLMBadOutput(f"{call.subject}: the answer stayed invalid after a repair: {error}")
             else:
                 raise LLMUnavailable(f"{call.subject}: {outcome}", fatal=outcome in _FATAL)
@@ -189,8 +191,8 @@ class LLMClient:
             return "blank", None, ""
         try:
             return "ok", call.parse(reply.text), ""
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            return "invalid", None, _describe(exc)
+        except ValueError as exc:  # pydantic's ValidationError is one; the gate's refusal is counted apart
+            return "gate" if isinstance(exc, GateRefused) else "invalid", None, describe_error(exc)
 
     @staticmethod
     def _messages(messages: list[dict[str, str]], rung: str, lang: str) -> list[dict[str, str]]:
@@ -368,18 +370,6 @@ def _refusal(exc: openai.APIStatusError) -> str:
     ):
         return "rejected"  # the server refuses this request's shape: on a format rung, the format
     return "error"
-
-
-def _describe(exc: ValueError) -> str:
-    """A validation error in a few lines the model can act on (never the whole input echoed)."""
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return str(exc)
-    lines = [
-        f"{'.'.join(str(p) for p in e['loc']) or '(object)'}: {e['msg']}"
-        for e in errors(include_url=False, include_input=False)
-    ]
-    return "; ".join(lines[:10])
 
 
 def sdk_messages(messages: Sequence[dict[str, str]]) -> list[ChatCompletionMessageParam]:

@@ -32,6 +32,7 @@ from prdigest.analysis.llm.client import (
     request_hash,
 )
 from prdigest.analysis.llm.evidence import fit, pr_sections, shown_of, with_notes
+from prdigest.analysis.llm.gate import Gate, GateRefused, analysis_texts, prompt_gate
 from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
 from prdigest.analysis.llm.narrative import apply_narrative, narrative_call
 from prdigest.analysis.llm.safety import data_line, one_line
@@ -212,9 +213,12 @@ class LLMEngine:
         raw: dict[int, PRAnalysis] = {}  # the LLM's own analyses, as cached
         how: dict[int, str] = {}  # cached, llm or fallback: for the usage counts
         todo: list[tuple[int, PullRequest]] = []
+        repo = prs_n[0][1].repo if prs_n else ""  # one repository's PRs: ``rules`` is keyed by number
+        prompt = load_prompt("analyse_pr", prompt_lang(lang))
+        gate = prompt_gate(prompt, repo=repo, tags=known_tags(taxonomy), sources=SOURCES)
         for n, pr in prs_n:
             key = analysis_key(pr.repo, n, pr.content_hash(), "llm", self.settings.model, version, lang)
-            cached = self.store.get_analysis(key)
+            cached = self._cached(key, gate)
             if cached is not None:
                 raw[n], how[n] = cached, "cached"
                 self.spend.reused(pr.uid, version)
@@ -283,6 +287,15 @@ class LLMEngine:
         analysis = result.to_analysis(pr, self.settings.model, version)
         self.store.put_analysis(pr, analysis, lang)
         return analysis
+
+    def _cached(self, key: str, gate: Gate) -> PRAnalysis | None:
+        """The cached analysis, its texts through the gate; None when there is none, or the gate refuses
+        it (kept by a release without the gate): it is asked again."""
+        cached = self.store.get_analysis(key)
+        try:
+            return cached.model_copy(update=analysis_texts(gate, cached)) if cached else None
+        except GateRefused:
+            return None
 
     def _pr_call(
         self,
@@ -358,8 +371,13 @@ class LLMEngine:
             assert isinstance(result, NarrativeOut)
             self._narrative = "llm"
             report = apply_narrative(report, result)
-        note = self.budget_note(report.lang)
-        return report.model_copy(update={"warnings": [*report.warnings, note]}) if note else report
+        notes = [n for n in (self.budget_note(report.lang), self.gate_note(report.lang)) if n]
+        return report.model_copy(update={"warnings": [*report.warnings, *notes]})
+
+    def gate_note(self, lang: str) -> str | None:
+        """What a report says when the quality gate (gate.py) refused analyses, else None."""
+        n = self._failed["gate"]
+        return texts(lang)["llm_gate_refused"].format(model=self.settings.model, n=n) if n else None
 
     def budget_note(self, lang: str) -> str | None:
         """What a report says when the monthly token budget stopped this run's requests, else None."""

@@ -1,7 +1,9 @@
 """The LLM's analysis of a PR as a report uses it: merged with the rules' facts, and scores that rank.
 
 With an LLM answer, the judgement labels (``JUDGED_LABELS``) and the scores are the model's; the
-rules keep the labels of facts the model cannot check (``FACT_LABELS``). A week whose scores are
+rules keep the labels of facts the model cannot check (``FACT_LABELS``), and, where the model names no
+risk at all, their strong findings that a line of the diff shows (a weak model answers ``[]`` to
+everything; a judgement it gives is never drowned by the rules'). A week whose scores are
 all equal (or all 10) keeps the rules' scores.
 """
 
@@ -11,15 +13,16 @@ from collections.abc import Iterable, Sequence
 
 from prdigest.analysis.llm.safety import scrub_prs
 from prdigest.analysis.llm.schemas import FACT_LABELS, JUDGED_LABELS
-from prdigest.models import PRAnalysis
+from prdigest.models import PRAnalysis, RiskLabel
 
 # Scores that do not rank PRs: all equal over this many LLM analyses, or all 10 over two.
 FLAT_SCORES_MIN = 3
 
 
 def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -> PRAnalysis:
-    """The LLM's analysis as a report uses it: its judged labels, the rules' fact labels, the rules'
-    tags where it named none, and no PR number in its prose outside the PR, its related PRs and ``window``.
+    """The LLM's analysis as a report uses it: its judged labels (or, where it named none, the rules'
+    diff-evidenced ones), the rules' fact labels, the rules' tags where it named none, and no PR
+    number in its prose outside the PR, its related PRs and ``window``.
 
     Merged on use, not in the cache: a new rules engine changes the facts without a new LLM call.
     """
@@ -31,7 +34,9 @@ def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -
         for r in analysis.risks
         if r.label in JUDGED_LABELS
     ]
-    facts = [r for r in rules.risks if r.label in FACT_LABELS]
+    # A silent model (no risk at all) leaves the rules' findings that a line of the diff shows.
+    kept = [r for r in rules.risks if r.label in FACT_LABELS or (not judged and diff_evidenced(r))]
+    theirs = [r.model_copy(update={"by_rules": True}) for r in kept]
     return analysis.model_copy(
         update={
             "summary": scrub_prs(analysis.summary, keep),
@@ -39,11 +44,17 @@ def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -
             "watch": [t for t in (scrub_prs(w, keep) for w in analysis.watch) if t],
             "unresolved": [t for t in (scrub_prs(u, keep) for u in analysis.unresolved) if t],
             "risks": [
-                r.model_copy(update={"evidence": scrub_prs(r.evidence, keep)}) for r in [*judged, *facts]
+                r.model_copy(update={"evidence": scrub_prs(r.evidence, keep)}) for r in [*judged, *theirs]
             ],
             "tags": analysis.tags or rules.tags,
         }
     )
+
+
+def diff_evidenced(risk: RiskLabel) -> bool:
+    """A judged finding of the rules' strong enough to outlive a silent model: strong, and shown by a
+    line of the diff (a title's or description's words, a file list, are what the model judges better)."""
+    return risk.label in JUDGED_LABELS and risk.strength == "strong" and risk.evidence_source == "diff"
 
 
 def flat_scores(analyses: Sequence[PRAnalysis]) -> bool:

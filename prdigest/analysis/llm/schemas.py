@@ -224,6 +224,18 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def describe_error(exc: ValueError) -> str:
+    """A validation error in a few lines the model can act on (never the whole input echoed)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return str(exc)
+    lines = [
+        f"{'.'.join(str(p) for p in e['loc']) or '(object)'}: {e['msg']}"
+        for e in errors(include_url=False, include_input=False)
+    ]
+    return "; ".join(lines[:10])
+
+
 def first_json_object(text: str) -> Any:
     """The first JSON object in ``text``: servers that ignore the schema wrap it in prose or fences."""
     decoder = json.JSONDecoder()

@@ -29,6 +29,7 @@ from fakes.openai_api import (
 from pydantic import SecretStr
 
 from prdigest.analysis.llm import FACT_LABELS, LLMClient, LLMEngine, LLMUsage, estimate_tokens
+from prdigest.analysis.llm.merge import diff_evidenced
 from prdigest.analysis.report import build_report
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.errors import SourceError
@@ -134,10 +135,14 @@ def test_llm_analyses_and_narrative_make_the_report(store: Store, serve, lang: s
     assert usage.input_tokens > 0 and usage.output_tokens > 0
     pr = next(p for p in report.prs if p.number == 4105)
     assert pr.summary == "Change 4105 in one line"
-    # The fake names no risk: the rules' fact labels remain, their judged labels are gone.
-    rules = rules_report(store, lang).stats.risks
-    assert report.stats.risks == {label: n for label, n in rules.items() if label in FACT_LABELS}
-    assert set(rules) - set(FACT_LABELS)  # the demo week has judged labels to lose
+    # The fake names no risk: the rules' fact labels remain, and of their judged findings those a line
+    # of the diff shows (merge.diff_evidenced); the others are gone.
+    rules = analyse_prs(store, week_prs(store), Taxonomy(), lang)
+    kept = Counter(
+        r.label for a in rules.values() for r in a.risks if r.label in FACT_LABELS or diff_evidenced(r)
+    )
+    assert report.stats.risks == kept
+    assert set(rules_report(store, lang).stats.risks) - set(kept)  # the demo week has judged labels to lose
 
 
 @pytest.mark.parametrize(

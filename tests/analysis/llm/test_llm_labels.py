@@ -28,6 +28,7 @@ from prdigest.analysis.llm import (
     flat_scores,
     scrub_prs,
 )
+from prdigest.analysis.llm.merge import diff_evidenced
 from prdigest.analysis.report import build_report
 from prdigest.config import LLMSettings, ReportSettings, Taxonomy
 from prdigest.models import ChecksState, PRAnalysis, PullRequest
@@ -256,7 +257,7 @@ def test_the_merge_keeps_the_models_judgement_and_the_rules_facts(store: Store, 
     )
     store.upsert_prs([failing])
     answers = {
-        9301: {"importance": 4, "risks": []},  # rejects the rules' config_breaking
+        9301: {"importance": 4, "risks": []},  # silent: the rules' diff-evidenced config_breaking stays
         BREAKING: {  # confirms it in its own words, and claims a fact it cannot see
             "importance": 9,
             "risks": [
@@ -272,7 +273,13 @@ def test_the_merge_keeps_the_models_judgement_and_the_rules_facts(store: Store, 
     facts = {n: [r.label for r in rules[n].risks if r.label in FACT_LABELS] for n in answers}
     assert {"failing_checks", "unresolved_threads"} <= set(facts[9301])
     assert "failing_checks" not in facts[BREAKING]
-    assert [r.label for r in analyses[9301].risks] == facts[9301]
+    # Silent on 9301: the rules' facts stay, and so does their config_breaking a diff line shows, as theirs.
+    assert [(r.label, r.by_rules) for r in analyses[9301].risks] == [
+        (r.label, True) for r in rules[9301].risks if r.label in FACT_LABELS or diff_evidenced(r)
+    ]
+    assert "config_breaking" in [r.label for r in analyses[9301].risks]
+    # Where the model names a label, its judgement stands: its words, not marked as the rules'.
+    assert [r.by_rules for r in analyses[BREAKING].risks] == [False] + [True] * len(facts[BREAKING])
     assert [(r.label, r.evidence) for r in analyses[BREAKING].risks] == [
         ("config_breaking", "`--colocate-offload` is gone with no alias"),
         *((r.label, r.evidence) for r in rules[BREAKING].risks if r.label in FACT_LABELS),
