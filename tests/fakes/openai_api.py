@@ -6,12 +6,15 @@ One mode per kind of server:
     json_object  DeepSeek: a json_schema response_format is answered 400; json_object honoured
     prose        some Ollama/SGLang set-ups: response_format ignored, the JSON wrapped in prose
     plain        an older server: any response_format answered 400
+    weak         llama-cpp-python with a tiny model: a json_schema response_format answered 500 (its
+                 request validation names response_format); pair it with ``weak_answers``
 
 An accepted request is answered from the queue (``enqueue``), else by the responder,
 a function of the Request. An answer is the message content (a string) or a Reply
 (status, headers, delay, content). The server checks the Bearer key, records every
 request, and waits ``latency`` seconds before each answer; ``close()`` releases
-answers still waiting.
+answers still waiting. GET /v1/models lists the model (with ``model_fields`` in its
+entry, as vLLM's max_model_len); GET /props answers ``props`` (llama.cpp's server), else 404.
 
     with FakeOpenAI(mode="json_object", responder=prdigest_answers) as fake:
         settings = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model")
@@ -33,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 KEY = "sk-fake-local-key"
-MODES = ("strict", "json_object", "prose", "plain")
+MODES = ("strict", "json_object", "prose", "plain", "weak")
 COMPLETIONS = "/v1/chat/completions"
 
 
@@ -86,6 +89,8 @@ class FakeOpenAI:
         responder: Responder | None = None,
         key: str = KEY,
         latency: float = 0.0,
+        model_fields: dict[str, Any] | None = None,
+        props: dict[str, Any] | None = None,
     ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
@@ -93,6 +98,8 @@ class FakeOpenAI:
         self.responder = responder
         self.key = key
         self.latency = latency
+        self.model_fields = model_fields or {}
+        self.props = props
         self.requests: list[Request] = []
         # Requests being answered at once, now and at most: what a concurrency limit bounds.
         self.in_flight = 0
@@ -137,6 +144,17 @@ class FakeOpenAI:
 
     # --- answering ----------------------------------------------------------------
 
+    def handle_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """What the server says of its model: /v1/models, and llama.cpp's /props when it has some."""
+        if path == "/v1/models":
+            entry = {"id": "fake-model", "object": "model", "owned_by": "fake", **self.model_fields}
+            body: dict[str, Any] = {"object": "list", "data": [entry]}
+        elif path == "/props" and self.props is not None:
+            body = self.props
+        else:
+            return _error(404, f"no route {path}", "not_found")
+        return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
     def handle(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
         if path != COMPLETIONS:
             return _error(404, f"no route {path}", "not_found")
@@ -148,7 +166,8 @@ class FakeOpenAI:
             return _error(401, "Incorrect API key provided.", "invalid_api_key")
         rejected = self._rejects(request.format)
         if rejected:
-            return _error(400, rejected, "invalid_request_error", param="response_format")
+            status = 500 if self.mode == "weak" else 400
+            return _error(status, rejected, "invalid_request_error", param="response_format")
         with self._lock:
             answer = self._queue.popleft() if self._queue else None
         if answer is None:
@@ -174,6 +193,8 @@ class FakeOpenAI:
             return "This response_format type is unavailable now"
         if self.mode == "plain" and fmt is not None:
             return "response_format is not supported"
+        if self.mode == "weak" and fmt == "json_schema":
+            return "1 validation error: body.response_format.type: Input should be 'text' or 'json_object'"
         return ""
 
     def _completion(self, request: Request, reply: Reply) -> bytes:
@@ -223,7 +244,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, out_headers, payload = self.server.fake.handle(self.path, headers, raw)  # type: ignore[attr-defined]
+        self._send(*self.server.fake.handle(self.path, headers, raw))  # type: ignore[attr-defined]
+
+    def do_GET(self) -> None:
+        self._send(*self.server.fake.handle_get(self.path))  # type: ignore[attr-defined]
+
+    def _send(self, status: int, out_headers: dict[str, str], payload: bytes) -> None:
         try:
             self.send_response(status)
             for name, value in {**out_headers, "Content-Length": str(len(payload))}.items():
@@ -319,3 +345,23 @@ def narrated_summary(summary: str, report: Any) -> str:
 
     level = level_sentence(report, report_texts(report.lang, report.window.since, report.window.until))
     return summary + ("" if report.lang == "zh" else " ") + level
+
+
+# What a tiny model says where the format forces JSON: the issue's junk (JSON punctuation, a hash list,
+# a merged PR "not yet merged", the prompt echoed) and no risk at all.
+WEAK_SUMMARIES = ("}, {", "0", ":{", "repo:", "d55816; d873b353", "This PR has not yet been merged.")
+
+
+def weak_answers(request: Request) -> str:
+    """A weak model's answer to any prdigest request: well-formed junk under a JSON format, prose junk
+    without one (a tools request gets no tool call)."""
+    if request.format is None:
+        return "}, {"
+    if "<untrusted_pr_data>" in request.user:
+        number = pr_number(request)
+        summary = WEAK_SUMMARIES[number % len(WEAK_SUMMARIES)]
+        return analysis_json(number, summary=summary, explanation=summary, watch=["d55816; d873b353"])
+    if "<untrusted_week_data>" in request.user:
+        echoed = request.messages[0]["content"][:200]
+        return narrative_json(listed_numbers(request), summary=echoed, risks=[], recommendations=[])
+    return json.dumps({"answer": "}, {", "cited": []})
