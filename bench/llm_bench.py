@@ -10,6 +10,11 @@ Figures (goals in parentheses):
   input_tokens_mean   mean input tokens of the per-PR requests, as the server billed them
   input_tokens_max    the largest of them; one generated PR is huge (<= input_token_budget)
   input_token_budget  the per-PR input budget (the default)
+  weak_model_report_s       wall seconds of `prdigest report` of the 7-PR miles week (2026-08-19..20)
+                            with a weak model: llama-cpp-python's server with SmolLM2-135M when the
+                            realllm extra is installed, else the fake in weak mode (json_schema refused
+                            with a 500, junk answers, tools ignored) (<= 60)
+  weak_model_findings_kept  the rules' strong findings that report keeps / those the rules alone find (1.0)
 
 The week is the demo fixture's 30 PRs and generated ones, renumbered, in the same days.
 """
@@ -21,12 +26,24 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fakes.openai_api import FakeOpenAI, prdigest_answers  # noqa: E402
+from fakes.openai_api import KEY, FakeOpenAI, prdigest_answers, weak_answers  # noqa: E402
+from fakes.weak_week import (  # noqa: E402
+    BUNDLE,
+    MODEL,
+    clone,
+    findings_kept,
+    llama_server,
+    llm_env,
+    missing,
+    week_report,
+)
 
 from prdigest.analysis.llm import LLMEngine  # noqa: E402
 from prdigest.analysis.report import build_report  # noqa: E402
@@ -82,6 +99,33 @@ def report_run(store: Store, llm: LLMSettings, repo: str, window: Window) -> tup
     return time.perf_counter() - started, engine
 
 
+@contextmanager
+def weak_server() -> Iterator[dict[str, str]]:
+    """The LLM settings of a weak model: the real server where the realllm extra is installed."""
+    why = missing()
+    if not why:
+        print("weak model: llama-cpp-python's server with SmolLM2-135M", file=sys.stderr)
+        with llama_server() as url:
+            yield llm_env(url, MODEL)
+        return
+    print(f"weak model: the fake in weak mode ({why})", file=sys.stderr)
+    with FakeOpenAI("weak", responder=weak_answers) as fake:
+        yield llm_env(fake.url, "fake-model", KEY)
+
+
+def weak_model() -> None:
+    if not BUNDLE.exists():
+        print(f"weak_model_*: {BUNDLE} is not here", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory(prefix="prdigest-weak-bench-") as tmp:
+        git = clone(Path(tmp) / "miles")
+        _, rules, _ = week_report(git, Path(tmp) / "rules.db")
+        with weak_server() as env:
+            seconds, llm, _ = week_report(git, Path(tmp) / "llm.db", env)
+    print(f"weak_model_report_s={seconds:.1f}", flush=True)
+    print(f"weak_model_findings_kept={findings_kept(rules, llm):.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -109,6 +153,7 @@ def main() -> None:
         print(f"input_tokens_max={max(tokens)}", flush=True)
         print(f"input_token_budget={llm.input_budget_tokens}", flush=True)
         store.close()
+    weak_model()
 
 
 if __name__ == "__main__":
