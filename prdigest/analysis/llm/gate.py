@@ -43,6 +43,8 @@ _UNMERGED = re.compile(
     r"|(?:尚未|还未|仍未|还没有?)被?(?:合并|合入)|未被(?:合并|合入)|(?:PR|改动|拉取请求)\s*(?:未|没有)(?:合并|合入)",
     re.I,
 )
+# ... unless the text speaks of another PR or upstream ("needs upstream's fix, not yet merged").
+_ELSEWHERE = re.compile(r"#\d|upstream|上游", re.I)
 _DATA = re.compile(r"<untrusted_(\w+)>")
 
 
@@ -80,7 +82,7 @@ class Gate:
             return "it is too short to say what the change does"
         if self._echoes(text):
             return "it repeats the instructions instead of describing the data"
-        if merged and _UNMERGED.search(text):
+        if merged and _UNMERGED.search(text) and not _ELSEWHERE.search(text):
             return "it says the pull request is not merged, but it is merged"
         return None
 
@@ -106,10 +108,10 @@ class Gate:
         if problem:
             raise GateRefused(f"{field}: {problem}")
 
-    def junk(self, text: str, *, merged: bool = False) -> bool:
+    def junk(self, text: str) -> bool:
         """Whether a text that need not be a sentence (a title, a point to watch) is punctuation, JSON,
         hashes or an echo: a point names behaviour in as few words as it likes."""
-        return self.problem(text, merged=merged) is not None
+        return self.problem(text) is not None
 
     def kept(self, texts: Sequence[str]) -> list[str]:
         return [t for t in texts if not self.junk(t)]
@@ -171,11 +173,12 @@ class Said(Protocol):
 
 def analysis_texts(gate: Gate, analysis: Said) -> dict[str, Any]:
     """The analysis's texts that pass the gate (an update for ``model_copy``); GateRefused when its
-    summary fails. A merged PR is never "not yet merged"."""
+    summary fails: one that calls the merged PR "not yet merged" too (the explanation may tell of
+    other PRs that are not)."""
     gate.require(analysis.summary, "summary", merged=True)
     explanation = analysis.explanation
     return {
-        "explanation": "" if gate.junk(explanation, merged=True) else explanation,
+        "explanation": "" if gate.junk(explanation) else explanation,
         "watch": gate.kept(analysis.watch),
         "unresolved": gate.kept(analysis.unresolved),
     }

@@ -48,12 +48,14 @@ GOOD = {
         "[Bugfix] keep the optimizer state when resuming",
         "Merge the LoRA weights that are not merged into the base model before export",
         "Removes the --foo flag, a user-facing option of this project",
+        "Works around a loader bug whose upstream fix (#812) is not yet merged",
     ],
     "zh": [
         "修复拼写",
         "为 loader 加缓存",
         "为训练器增加 FSDP2 支持，减少显存占用",
         "修复 rollout 在多机训练时的死锁",
+        "绕过加载器的缺陷，上游的修复尚未合并",
     ],
 }
 
