@@ -187,3 +187,5 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message already ends with "(at line L, column C)".
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per level of nesting
+        raise ConfigError(f"{path}: its arrays or tables nest too deeply") from None

@@ -76,6 +76,8 @@ def parse_repo_file(repo: str, text: str) -> tuple[RepoSettings | None, list[str
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message ends with "(at line L, column C)".
         return None, [f"invalid TOML: {exc}"]
+    except RecursionError:  # tomllib recurses per level of nesting: a small file can nest thousands
+        return None, ["the file nests its arrays or tables too deeply"]
     problems = [
         f"line {locate_key(text, (key,))}: {key}: {why}" for key, why in _REFUSED.items() if key in data
     ]

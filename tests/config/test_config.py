@@ -92,6 +92,7 @@ def test_settings_are_frozen() -> None:
             r"prdigest.toml:21: repos.2.name: 'not a repo' is not OWNER/NAME",
         ),
         ('[report]\ntimezone = "UTC"\nlanguage = \n', r"invalid TOML: .*line 3"),
+        ("x = " + "[" * 5000 + "]" * 5000 + "\n", r"prdigest.toml: its arrays or tables nest too deeply"),
         (
             '[github]\ntoken = "ghp_secret"\n',
             r"prdigest.toml:2: github.token is a secret; "

@@ -163,6 +163,9 @@ def test_no_file_changes_nothing(tmp_path: Path) -> None:
         ('git = "/srv/clone"\n', "line 1: git: a clone's path means nothing inside the repository"),
         ('name = "evil/other"\n', "line 1: name: the repository is the one this file is in"),
         ('[[repos]]\nname = "acme/rocket"\n', "line 1: repos: write the keys of one [[repos]] entry"),
+        # 10 KB that nest deeper than the parser's recursion: one warning, never a crash.
+        ("x = " + "[" * 5000 + "]" * 5000 + "\n", "the file nests its arrays or tables too deeply"),
+        ("x = " + "{a = " * 2000 + "1" + "}" * 2000 + "\n", "the file nests its arrays or tables too deeply"),
     ],
 )  # fmt: skip
 def test_a_bad_file_changes_nothing_and_the_report_says_why(
