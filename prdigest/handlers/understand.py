@@ -89,9 +89,11 @@ _FILLER = _words(
     "最近", "新",
     r"[\s?？!！.,，。:：]",
 )
+# "how do I … subscribe" within a sentence's length: each "how" a search tries reads a bounded span
+# (an unbounded one made a message of many "how to"s quadratic).
 _HELP = _words(
     r"\bwhat can you do\b", r"\bwhat do you do\b", r"\bhow (?:do i|to|can i) use\b", r"\bcommands\b",
-    r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.*\b(?:subscribe|unsubscribe|use)\b",
+    r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.{0,200}\b(?:subscribe|unsubscribe|use)\b",
     "怎么订阅", "如何订阅",
     "你能做什么", "能做什么", "怎么用", "如何使用", "能干什么", "有哪些命令", "你是谁",
 )
@@ -106,7 +108,10 @@ _QUESTION = _words(
 )
 # fmt: on
 # "#2126", "PR 1740", "pull request 12", "42号PR".
-_PR = re.compile(r"(?:#|\b(?:pr|pull request|pull|mr)\s*#?\s*)(-?\d+)\b|(\d+)\s*号\s*(?=PR|pr)", re.I)
+# A search starts no number inside a run of digits, nor takes a run of spaces back (linear time).
+_PR = re.compile(
+    r"(?:#|\b(?:pr|pull request|pull|mr)\s*+#?\s*+)(-?\d+)\b|(?<!\d)(\d++)\s*+号\s*+(?=PR|pr)", re.I
+)
 _BARE_NUMBER = re.compile(r"(?<![\w#.:/-])(\d{1,9})(?![\w.:/-])")
 # A count: digits anywhere, a number word after "top", "前三", "三个".
 _COUNT = re.compile(

@@ -26,6 +26,7 @@ from prdigest.models import Window, zone
 from prdigest.periods.days import (
     DAY,
     EN_NUMBER,
+    GAP,
     SINCE_BEFORE,
     UNTIL_NOW,
     ZH_NUMBER,
@@ -103,7 +104,7 @@ def find_period(text: str) -> Period | None:
 
 
 _WEEK_OF = re.compile(r"\bweek\s+of\s+$", re.I)
-_THAT_WEEK = re.compile(r"\s*(?:那一?周|那个星期|所在的?(?:那一?)?周)")
+_THAT_WEEK = re.compile(rf"{GAP}(?:那一?周|那个星期|所在的?(?:那一?)?周)")
 
 
 def _week_holding(resolve: Resolver) -> Resolver:

@@ -144,16 +144,19 @@ def day_of(m: re.Match[str]) -> Day:
     return Day(days_ago=0)
 
 
+# The spaces around a word that joins a day to what follows it: a search that may start anywhere in a run
+# of spaces reads at most this many from each start (linear time), and no one writes more between words.
+GAP = r"\s{0,20}"
 # What joins two days into a range, and what opens or closes a range with one end.
-_JOIN = re.compile(r"\s*(?:\.\.\.?|--?|–|—|~|～|to|till|until|through|thru|and|到|至|~)\s*", re.I)
+_JOIN = re.compile(rf"{GAP}(?:\.\.\.?|--?|–|—|~|～|to|till|until|through|thru|and|到|至|~){GAP}", re.I)
 _OPEN = re.compile(r"(?:\b(?:from|since|starting|after|between)\s+|(?:从|自|自从)\s*)$", re.I)
 SINCE_BEFORE = re.compile(r"(?:\b(?:since)\s+|(?:自|自从)\s*)$", re.I)
 UNTIL_NOW = re.compile(
-    r"\s*(?:以来|至今|到现在|到今天|开始|起|onwards?\b|till now\b|until now\b|to date\b|to now\b)", re.I
+    rf"{GAP}(?:以来|至今|到现在|到今天|开始|起|onwards?\b|till now\b|until now\b|to date\b|to now\b)", re.I
 )
 # "Aug 3 to 9", "8月3日到9日": the end names only its day, in the start's month.
 _END_DAY = re.compile(
-    r"\s*(?:-|–|~|～|to|through|thru|到|至)\s*(\d{1,2})(?:st|nd|rd|th|日|号)?(?![\d月/.-])", re.I
+    rf"{GAP}(?:-|–|~|～|to|through|thru|到|至){GAP}(\d{{1,2}})(?:st|nd|rd|th|日|号)?(?![\d月/.-])", re.I
 )
 
 
