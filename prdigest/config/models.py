@@ -274,15 +274,16 @@ class Settings(_Section):
     config_path: Path | None = None
 
     def repo(self, name: str) -> RepoSettings:
-        """The settings of one repository; defaults when the file does not list it."""
-        for repo in self.repos:
-            if repo.name == name:
-                return repo
-        return RepoSettings(name=name)
+        """The settings of one repository, named in any capitals (GitHub's names ignore case); defaults
+        when the file does not list it. Of two entries of one name the later wins: the repository's own
+        file is layered into a later one (`config.repo_file`)."""
+        key = name.casefold()
+        return next((r for r in reversed(self.repos) if r.name.casefold() == key), RepoSettings(name=name))
 
     def repos_of(self, owner: str) -> list[str]:
         """The [[repos]] entries of ``owner`` (a user or organization; case does not matter)."""
         return [r.name for r in self.repos if r.name.split("/", 1)[0].lower() == owner.lower()]
 
 
-REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+# OWNER/NAME. A search never starts inside a run of name characters, nor takes one back: linear time.
+REPO_NAME = re.compile(r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]++/[A-Za-z0-9_.-]+")

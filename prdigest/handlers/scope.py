@@ -73,6 +73,7 @@ def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) 
         repo = subs[0].repo if subs else svc.default_repo
     if repo is None:
         raise Answer(text_reply("text", lang, t["no_repo"]))
+    repo = _spelled(repo, subs, svc)
     refused = None if sees_all(ctx, svc) else refusal(ctx, found, repo, lang)
     if refused is not None:
         raise Answer(text_reply("refusal", lang, refused, repo=repo))
@@ -83,6 +84,14 @@ def resolve(intent: Intent, ctx: Context, svc: Services, *, team: bool = False) 
     sub = sub or next((s for s in subs if repo in team_repos(svc.settings, s)), None)
     tz = sub.tz if sub else svc.settings.report.timezone
     return Scope(repo=repo, lang=lang, tz=tz, subscription=sub, chat=f"{ctx.platform}:{ctx.chat_id}")
+
+
+def _spelled(repo: str, subs: list[Subscription], svc: Services) -> str:
+    """``repo`` as the chat's subscriptions, the settings or the session spell it: GitHub's names ignore
+    case, the cache's keys do not ("top Owner/Name" is owner/name's)."""
+    known = [s.repo for s in subs] + [r for s in subs if s.is_team for r in team_repos(svc.settings, s)]
+    known += [r.name for r in svc.settings.repos] + ([svc.default_repo] if svc.default_repo else [])
+    return next((name for name in known if name.casefold() == repo.casefold()), repo)
 
 
 def _which_of(sub: Subscription, svc: Services, t: dict[str, str]) -> str:
