@@ -60,10 +60,11 @@ def llama_server(log: Path | None = None) -> Iterator[str]:
     model = gguf()
     assert model is not None, missing()
     port = _free_port()
+    # The server's default threads, half the cores: with all of them, its spinning threads and the
+    # report's own work slow each other several times over.
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
-        "--n_threads", str(os.cpu_count() or 1),
     ]  # fmt: skip
     out = open(log or os.devnull, "w")  # noqa: SIM115 - closed after the server stops
     proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
