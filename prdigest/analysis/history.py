@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from prdigest.models import Window
+from prdigest.window import FIRST_DAY
 
 Unit = Literal["week", "period", "month"]
 EARLIER_SPANS = 8
@@ -23,17 +24,15 @@ def chart_periods(window: Window) -> tuple[Unit, list[tuple[Window, bool]]]:
     span = window.until - window.since + timedelta(days=1)
     if span.days > MONTHLY_OVER_DAYS:
         first = _month_start(window.since)
-        earlier = [_month(_shift(first, -k), window.tz) for k in range(EARLIER_MONTHS, 0, -1)]
+        starts = [_shift(first, -k) for k in range(EARLIER_MONTHS, 0, -1)]
+        earlier = [_month(start, window.tz) for start in starts if start >= FIRST_DAY]
         own, start = [], window.since
         while start <= window.until:
             month = _month(start, window.tz)
             own.append(Window(since=start, until=min(month.until, window.until), tz=window.tz))
             start = month.until + timedelta(days=1)
         return "month", [(w, False) for w in earlier] + [(w, True) for w in own]
-    earlier = [
-        Window(since=window.since - span * k, until=window.until - span * k, tz=window.tz)
-        for k in range(EARLIER_SPANS, 0, -1)
-    ]
+    earlier = _spans_before(window, span, EARLIER_SPANS)
     unit: Unit = "week" if span.days == 7 else "period"
     return unit, [(w, False) for w in earlier] + [(window, True)]
 
@@ -42,10 +41,16 @@ def trend_periods(window: Window) -> list[Window]:
     """The periods a report's figures are compared with, oldest first: the four weeks before a one-week
     window, else the one period of the same length before it."""
     span = window.until - window.since + timedelta(days=1)
-    count = TREND_WEEKS if span.days == 7 else 1
+    return _spans_before(window, span, TREND_WEEKS if span.days == 7 else 1)
+
+
+def _spans_before(window: Window, span: timedelta, count: int) -> list[Window]:
+    """Up to ``count`` periods of ``span`` before the window, oldest first: none begins before the first
+    day a window may hold (a long window's earlier periods would, and no commit is that old)."""
     return [
         Window(since=window.since - span * k, until=window.until - span * k, tz=window.tz)
         for k in range(count, 0, -1)
+        if span * k <= window.since - FIRST_DAY
     ]
 
 

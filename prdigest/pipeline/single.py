@@ -143,6 +143,8 @@ def earlier_periods(
     once the source has read what it lacked, GitHub too: a period still partial is left out, never
     compared as if complete."""
     periods = trend_periods(window)
+    if not periods:  # a window from the first day a window may hold has none before it
+        return []
     span = Window(since=periods[0].since, until=periods[-1].until, tz=window.tz)
     first = span.since
     if source is not None and source.reads_history:  # the trend chart's periods too, in the same read
