@@ -37,6 +37,8 @@ TEXT: dict[str, dict[str, str]] = {
         "lang": "zh",
         # days of the period no source gave the cache completely
         "missing_days": "{repo} 的 {days} 未能从数据源完整读取，其中的 PR 没有计入。",
+        # a shallow clone's boundary commits: their parents were not fetched, so their changes are unknown
+        "shallow_boundary": "{repo} 的克隆是浅克隆：边界上的 {commits} 缺少父提交、改动无从得知，未计入；用 git fetch --deepen 或 --unshallow 取回更早的历史即可读取。",
         "read_capped": "聊天中的一条命令最多从 {repo} 的数据源读取 {limit} 天：{since} 至 {until} 未读取，按缓存已有的内容作答。",
         "read_points_spent": "本群这一小时已用完 {limit} 个 GitHub 点数：{repo} 的 {since} 至 {until} 未读取，按缓存已有的内容作答。",
         "days_range": "{since} 至 {until}",
@@ -174,6 +176,7 @@ TEXT: dict[str, dict[str, str]] = {
     "en": {
         "lang": "en",
         "missing_days": "Could not read {days} of {repo} completely from a source: PRs of those days are not counted.",
+        "shallow_boundary": "The clone of {repo} is shallow: {commits} at its boundary lack their parents, so their changes are unknown, and are not counted; git fetch --deepen or --unshallow brings the history they need.",
         "read_capped": "A chat command reads at most {limit} days of {repo} from its source: {since} to {until} were not read and are answered from what the cache holds.",
         "read_points_spent": "This chat has spent its {limit} GitHub points for this hour: {since} to {until} of {repo} were not read and are answered from what the cache holds.",
         "days_range": "{since} to {until}",

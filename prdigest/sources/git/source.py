@@ -13,12 +13,14 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prdigest.config.repo_file import FILE_NAME
 from prdigest.errors import SourceError
+from prdigest.i18n import texts
 from prdigest.models import FileChange, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
@@ -70,8 +72,9 @@ class GitSource(Source):
     kind = "git"
     unavailable = UNAVAILABLE
 
-    def __init__(self, path: str | Path, repo: str | None = None, ref: str | None = None):
+    def __init__(self, path: str | Path, repo: str | None = None, ref: str | None = None, lang: str = "en"):
         self.path = Path(path).expanduser()
+        self.lang = lang  # of the read's warnings
         if not self.path.is_dir():
             raise SourceError(f"{self.path} is not a directory")
         inside = self._git("rev-parse", "--is-inside-work-tree", check=False)
@@ -131,11 +134,19 @@ class GitSource(Source):
         return sorted(self.stream(window), key=lambda pr: pr.merged_at)
 
     def read_into(self, store: Store, window: Window, each_batch: BatchHook | None = None) -> list[str]:
-        return read_complete(store, self, window, self.stream(window), each_batch)
+        """The window into the cache; a shallow clone's boundary commits in it are named as left out."""
+        left_out: list[_Commit] = []
+        read_complete(store, self, window, self.stream(window, left_out), each_batch)
+        if not left_out:
+            return []
+        commits = ", ".join(_named(c) for c in left_out)
+        return [texts(self.lang)["shallow_boundary"].format(repo=self.repo, commits=commits)]
 
-    def stream(self, window: Window) -> Iterator[PullRequest]:
+    def stream(self, window: Window, left_out: list[_Commit] | None = None) -> Iterator[PullRequest]:
         """The window's PRs as git gives them (newest first), with their diff excerpts, in batches: a
-        window of any size is read in bounded memory (each commit's patch is dropped once excerpted)."""
+        window of any size is read in bounded memory (each commit's patch is dropped once excerpted).
+        A shallow clone's boundary commits are not PRs of it: their diff would be the whole tree (their
+        parents were not fetched); they go to ``left_out``."""
         # --since stops the walk at the first old commits and may stop early on skewed clocks: read a
         # margin before, filter exactly. --until only filters: a margin after would read (and diff) the
         # next days' commits for nothing, a week's worth when the history reads the weeks before a report.
@@ -144,7 +155,10 @@ class GitSource(Source):
         blobs = Blobs(self.path, _CONFIG)
         try:
             for commit, excerpted in self._commits(f"--since={since}", f"--until={window.end.isoformat()}"):
-                if window.contains(commit.committed_at):
+                if commit.sha in self._boundary:
+                    if left_out is not None and window.contains(commit.committed_at):
+                        left_out.append(commit)
+                elif window.contains(commit.committed_at):
                     batch.append((commit, excerpted))
                 if len(batch) == BATCH:
                     yield from self._prs(batch, blobs)
@@ -198,7 +212,28 @@ class GitSource(Source):
         return datetime.fromtimestamp(max(times), UTC) if times else None
 
     def extent(self) -> tuple[datetime | None, datetime | None]:
-        return None, self.known_until()
+        """A full clone holds its whole history; a shallow one only what was merged after its boundary."""
+        return self._shallow_since(), self.known_until()
+
+    @cached_property
+    def _boundary(self) -> frozenset[str]:
+        """A shallow clone's boundary commits (listed in its `shallow` file): none in a full clone, whose
+        root commit is read like any other."""
+        listed = Path(self._git("rev-parse", "--git-path", "shallow").strip())
+        shallow = listed if listed.is_absolute() else self.path / listed
+        return frozenset(shallow.read_text().split()) if shallow.is_file() else frozenset()
+
+    def _shallow_since(self) -> datetime | None:
+        """Just after the boundary commit the branch's first-parent history stops at (None: a full clone)."""
+        if not self._boundary:
+            return None
+        roots = self._git("log", "--first-parent", "--max-parents=0", "--format=%H %cI", self.ref)
+        times = [
+            datetime.fromisoformat(when)
+            for sha, _, when in (line.partition(" ") for line in roots.splitlines())
+            if sha in self._boundary
+        ]
+        return max(times) + timedelta(seconds=1) if times else None
 
     def diff(self, number: int, store: Store | None = None) -> str | None:
         return None  # a clone's PRs carry their diff excerpts
@@ -317,6 +352,13 @@ def _header(header: str) -> _Commit:
         committed_at=datetime.fromisoformat(committed),
         message=message,
     )
+
+
+def _named(commit: _Commit) -> str:
+    """How a warning names a commit: its PR number where its subject gives one, else its short sha."""
+    subject = commit.message.strip().partition("\n")[0]
+    found = _SQUASH.search(subject) or _MERGE.match(subject)
+    return f"#{found.group(1)}" if found else commit.sha[:10]
 
 
 def identity(name: str, email: str) -> str:
