@@ -100,9 +100,9 @@ def report_run(store: Store, llm: LLMSettings, repo: str, window: Window) -> tup
 
 
 @contextmanager
-def weak_server() -> Iterator[dict[str, str]]:
+def weak_server(fake: bool) -> Iterator[dict[str, str]]:
     """The LLM settings of a weak model: the real server where the realllm extra is installed."""
-    why = missing()
+    why = "--weak-fake" if fake else missing()
     if not why:
         print("weak model: llama-cpp-python's server with SmolLM2-135M", file=sys.stderr)
         with llama_server() as url:
@@ -113,14 +113,14 @@ def weak_server() -> Iterator[dict[str, str]]:
         yield llm_env(fake.url, "fake-model", KEY)
 
 
-def weak_model() -> None:
+def weak_model(fake: bool) -> None:
     if not BUNDLE.exists():
         print(f"weak_model_*: {BUNDLE} is not here", file=sys.stderr)
         return
     with tempfile.TemporaryDirectory(prefix="prdigest-weak-bench-") as tmp:
         git = clone(Path(tmp) / "miles")
         _, rules, _ = week_report(git, Path(tmp) / "rules.db")
-        with weak_server() as env:
+        with weak_server(fake) as env:
             seconds, llm, _ = week_report(git, Path(tmp) / "llm.db", env)
     print(f"weak_model_report_s={seconds:.1f}", flush=True)
     print(f"weak_model_findings_kept={findings_kept(rules, llm):.2f}", flush=True)
@@ -132,6 +132,9 @@ def main() -> None:
     )
     parser.add_argument("--latency", type=float, default=1.0, help="seconds the fake takes per call")
     parser.add_argument("--prs", type=int, default=40)
+    parser.add_argument(
+        "--weak-fake", action="store_true", help="the weak model from the fake, not the real server"
+    )
     args = parser.parse_args()
     repo, window, prs = week(args.prs)
     with (
@@ -153,7 +156,7 @@ def main() -> None:
         print(f"input_tokens_max={max(tokens)}", flush=True)
         print(f"input_token_budget={llm.input_budget_tokens}", flush=True)
         store.close()
-    weak_model()
+    weak_model(args.weak_fake)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,10 @@ def _show(check: ServerCheck, endpoint: str, model: str) -> None:
         table.add_row(_SHOWN.get(c.rung, c.rung), result, escape(scrub(c.detail)))
     console.print(table)
     if not check.reachable:
-        console.print("verdict: the server cannot be reached; reports are written by the rules engine")
+        console.print(
+            "verdict: unusable, the server cannot be reached or refuses the key or the model; "
+            "the rules engine writes reports"
+        )
         return
     context = f"{check.context} tokens ({check.context_source})" if check.context else "unknown (not said)"
     console.print(f"context length: {context}")

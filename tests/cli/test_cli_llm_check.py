@@ -106,3 +106,11 @@ def test_an_unreachable_server_is_said_without_a_traceback(run_cli, tmp_path: Pa
     assert rows(result.stdout)["json_schema"].startswith("unavailable")
     assert "json_object" not in rows(result.stdout)  # nothing more asked of a server that is not there
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_a_refused_key_is_said(run_cli, tmp_path: Path) -> None:
+    with FakeOpenAI("strict", responder=lambda _: OK, key="another-key") as fake:
+        result = check(run_cli, fake.url, tmp_path / "k.db")
+    assert result.returncode == 1 and fake.calls == 1
+    assert rows(result.stdout)["json_schema"] == "unavailable HTTP 401: Incorrect API key provided."
+    assert "refuses the key or the model" in result.stdout
