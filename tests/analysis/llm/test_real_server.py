@@ -103,7 +103,7 @@ def test_llm_check_on_llama_cpp_python(real_server: str, tmp_path: Path) -> None
 
 
 @pytest.mark.realllm
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1800)  # the rules' report, then the model's (REPORT_TIMEOUT_S at most)
 def test_a_real_weak_model_keeps_the_rules_findings(real_server: str, week: Path, tmp_path: Path) -> None:
     _, rules, _ = week_report(week, tmp_path / "rules.db")
     seconds, llm, stderr = week_report(week, tmp_path / "llm.db", llm_env(real_server, MODEL))
