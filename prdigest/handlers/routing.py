@@ -7,7 +7,6 @@ reading as it was.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import date
 from typing import TYPE_CHECKING
@@ -83,7 +82,7 @@ def tools() -> list[ChatCompletionToolParam]:
 def route(message: str, rules: Intent, llm: LLMSettings, today: date) -> Intent:
     """The command the model names for ``message``; ``rules`` (the rules' reading) when it names none
     that validates, or cannot be asked. ``today`` is the asker's day, that "last week" counts from."""
-    from prdigest.analysis.llm import tool_call  # the openai SDK, only with an LLM configured
+    from prdigest.analysis.llm import json_value, tool_call  # the openai SDK, only with an LLM configured
 
     prompt = load_prompt("route", "en")
     messages = [
@@ -96,7 +95,8 @@ def route(message: str, rules: Intent, llm: LLMSettings, today: date) -> Intent:
         return rules
     name, arguments = called
     try:
-        args = TOOLS[name][0].model_validate(json.loads(arguments))
+        # Arguments too long or nested too deep are a ValueError too: the rules' reading stands.
+        args = TOOLS[name][0].model_validate(json_value(arguments, llm.max_output_tokens.route))
     except (ValidationError, ValueError) as exc:
         log.info("the model's %s call did not validate (%s): the rules' reading stands", name, exc)
         return rules

@@ -76,6 +76,16 @@ class Reply:
     finish_reason: str = "stop"
     # (function name, JSON arguments) of each tool call the answer makes, instead of content.
     tool_calls: tuple[tuple[str, str], ...] = ()
+    # Seconds between bytes: a server that drips its answer (its headers too, with drip_headers).
+    drip: float = 0.0
+    drip_headers: bool = False
+
+
+class Dripped(bytes):
+    """A payload sent one byte every ``every`` seconds; with ``headers``, the status line and headers too."""
+
+    every: float = 0.0
+    headers: bool = False
 
 
 Responder = Callable[[Request], "Reply | str"]
@@ -186,7 +196,11 @@ class FakeOpenAI:
         if reply.status >= 400:
             status, extra, payload = _error(reply.status, reply.message, "scripted")
             return status, {**extra, **reply.headers}, payload
-        return 200, {"Content-Type": "application/json", **reply.headers}, self._completion(request, reply)
+        payload = self._completion(request, reply)
+        if reply.drip:
+            payload = Dripped(payload)
+            payload.every, payload.headers = reply.drip, reply.drip_headers
+        return 200, {"Content-Type": "application/json", **reply.headers}, payload
 
     def _rejects(self, fmt: str | None) -> str:
         if self.mode == "json_object" and fmt == "json_schema":
@@ -254,10 +268,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(status)
             for name, value in {**out_headers, "Content-Length": str(len(payload))}.items():
                 self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+            if isinstance(payload, Dripped):
+                self._drip(payload)
+            else:
+                self.end_headers()
+                self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up waiting (a timeout test)
+
+    def _drip(self, payload: Dripped) -> None:
+        """Send ``payload`` a byte at a time until it is sent, the client leaves or the fake closes."""
+        self.close_connection = True
+        head = b""
+        if payload.headers:
+            head, self._headers_buffer = b"".join(self._headers_buffer) + b"\r\n", []
+        else:
+            self.end_headers()
+        closing = self.server.fake._closing  # type: ignore[attr-defined]
+        data = head + bytes(payload)
+        for i in range(len(data)):
+            self.wfile.write(data[i : i + 1])
+            if closing.wait(payload.every):
+                return
 
     def log_message(self, *_: object) -> None:
         pass

@@ -69,6 +69,7 @@ from prdigest.analysis.llm.schemas import (
     Score,
     ThemeOut,
     first_json_object,
+    json_value,
     strict_schema,
 )
 from prdigest.analysis.llm.workers import DiffLoader, Progress
@@ -115,6 +116,7 @@ __all__ = [
     "fit",
     "flat_scores",
     "inert",
+    "json_value",
     "lead",
     "make_call",
     "one_line",

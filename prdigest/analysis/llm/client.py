@@ -73,8 +73,9 @@ class Call:
     schema: type[LLMOutput]
     allowed: Allowed
 
-    def parse(self, text: str) -> LLMOutput:
-        output = self.schema.model_validate(first_json_object(text), context={"allowed": self.allowed})
+    def parse(self, text: str, max_tokens: int | None = None) -> LLMOutput:
+        data = first_json_object(text, max_tokens)  # ValueError: too long or too deep, or no object
+        output = self.schema.model_validate(data, context={"allowed": self.allowed})
         return gated(output, self.messages, self.lang)
 
 
@@ -150,7 +151,7 @@ class LLMClient:
             sent = self._messages(messages, RUNGS[rung], call.lang)
             started = time.monotonic()
             reply = self._send(sent, RUNGS[rung], call.schema, max_tokens)
-            outcome, result, error = self._judge(reply, call)
+            outcome, result, error = self._judge(reply, call, max_tokens)
             record(
                 Attempt(
                     rung=RUNGS[rung],
@@ -183,14 +184,14 @@ class LLMClient:
                 raise LLMUnavailable(f"{call.subject}: {outcome}", fatal=outcome in _FATAL)
 
     @staticmethod
-    def _judge(reply: Exchange, call: Call) -> tuple[str, LLMOutput | None, str]:
+    def _judge(reply: Exchange, call: Call, max_tokens: int) -> tuple[str, LLMOutput | None, str]:
         """(outcome, the validated answer or None, the error to send back for repair)."""
         if reply.outcome != "ok":
             return reply.outcome, None, ""
         if not reply.text.strip():
             return "blank", None, ""
         try:
-            return "ok", call.parse(reply.text), ""
+            return "ok", call.parse(reply.text, max_tokens), ""
         except ValueError as exc:  # pydantic's ValidationError is one; the gate's refusal is counted apart
             return "gate" if isinstance(exc, GateRefused) else "invalid", None, describe_error(exc)
 
@@ -242,6 +243,8 @@ class LLMClient:
 def sdk_client(settings: LLMSettings) -> openai.OpenAI:
     import openai
 
+    from prdigest.analysis.llm.deadline import deadline_client
+
     key = settings.api_key
     return openai.OpenAI(
         base_url=settings.base_url,
@@ -249,6 +252,7 @@ def sdk_client(settings: LLMSettings) -> openai.OpenAI:
         api_key=key.get_secret_value() if key else "unused",
         timeout=settings.timeout,
         max_retries=settings.max_retries,
+        http_client=deadline_client(endpoint_key(settings), settings.timeout),  # the timeout, whole
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import re
@@ -21,6 +22,12 @@ SOURCES = ("diff", "title", "body", "paths", "reviews", "checks", "labels")
 MAX_TEXT = 1500  # characters of any one text an LLM returns
 MAX_ITEMS = 8  # items of any one list an LLM returns
 MAX_THEMES = 5
+# What a reply may be: at most this many characters per token it was allowed (a token of a run of
+# spaces or digits stands for several), nesting no deeper than prdigest's deepest schema (4) needs.
+CHARS_PER_TOKEN = 16
+MAX_DEPTH = 16
+MAX_STARTS = 16  # braces of a reply where a JSON object is looked for
+_TOO_DEEP = f"the reply nests lists and objects deeper than {MAX_DEPTH}"
 # Labels the model judges from the PR's text and diff (the rules' findings are hints to it) ...
 JUDGED_LABELS = JUDGEMENT_LABELS
 # ... and labels of facts it cannot check (reviews, checks, forks, core paths): the rules' alone.
@@ -236,14 +243,48 @@ def describe_error(exc: ValueError) -> str:
     return "; ".join(lines[:10])
 
 
-def first_json_object(text: str) -> Any:
-    """The first JSON object in ``text``: servers that ignore the schema wrap it in prose or fences."""
+def json_value(text: str, max_tokens: int | None = None) -> Any:
+    """``text`` as JSON, whole; ValueError as for ``first_json_object``."""
+    _check_size(text, max_tokens)
+    try:
+        return _shallow(json.loads(text))
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
+
+
+def first_json_object(text: str, max_tokens: int | None = None) -> Any:
+    """The first JSON object in ``text``: servers that ignore the schema wrap it in prose or fences.
+
+    ValueError when there is none, when ``text`` is longer than ``max_tokens`` can say, or when it
+    nests deeper than an answer may (deep enough, the parser itself gives up: RecursionError). Only
+    the first few braces are tried, so that a reply full of them costs linear time."""
+    _check_size(text, max_tokens)
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    for match in itertools.islice(re.finditer(r"\{", text), MAX_STARTS):
         try:
             value, _ = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
+        except RecursionError:
+            raise ValueError(_TOO_DEEP) from None
         if isinstance(value, dict):
-            return value
+            return _shallow(value)
     raise ValueError("the reply holds no JSON object")
+
+
+def _check_size(text: str, max_tokens: int | None) -> None:
+    if max_tokens is not None and len(text) > max_tokens * CHARS_PER_TOKEN:
+        raise ValueError(f"the reply is longer than {max_tokens} tokens can say")
+
+
+def _shallow(value: Any) -> Any:
+    """``value`` when its lists and objects nest no deeper than MAX_DEPTH (counted without recursion,
+    so that validation never recurses deeper either); ValueError otherwise."""
+    level: list[tuple[Any, int]] = [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                raise ValueError(_TOO_DEEP)
+            level.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return value
