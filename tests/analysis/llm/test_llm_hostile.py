@@ -14,10 +14,12 @@ from datetime import date
 
 import pytest
 from fakes.openai_api import FakeOpenAI, Reply, Request, analysis_json, pr_number, prdigest_answers
-from test_llm_engine import WEEK, report_with_llm, settings
+from test_llm_engine import WEEK, report_with_llm, settings, week_prs
 
 from prdigest.analysis.ask import ask
-from prdigest.analysis.llm import Call, LLMClient, LLMUnavailable, first_json_object
+from prdigest.analysis.followups.items import RiskItem
+from prdigest.analysis.followups.llm import Asked, FollowupCheck
+from prdigest.analysis.llm import Call, LLMClient, LLMEngine, LLMUnavailable, first_json_object
 from prdigest.analysis.llm.schemas import Allowed, PRAnalysisOut
 from prdigest.config import LLMSettings
 from prdigest.handlers.commands import Intent
@@ -69,6 +71,16 @@ def test_a_nested_narrative_or_ask_answer_falls_back(demo_store: Store, serve, a
     assert engine.usage().narrative == "rules"
     reply = ask(demo_store, "Who worked on the NVFP4 kernel?", report.repo, WEEK, settings(fake), "en")
     assert reply.engine == "rules" and reply.cited
+
+
+def test_a_nested_follow_up_answer_keeps_the_rules_judgement(demo_store: Store, serve) -> None:
+    fake = serve(responder=lambda _: HOSTILE["nested-objects"])
+    risk, fix = week_prs(demo_store)[:2]
+    assert risk.number is not None and fix.number is not None
+    item = RiskItem("no_tests", "Add tests", (risk.number,), WEEK, "no test")
+    check = FollowupCheck(LLMEngine(settings(fake), demo_store), risk.repo, "en")
+    assert check.addressed_by([Asked(item, (fix,))], {risk.number: risk, fix.number: fix}) == [None]
+    assert fake.calls == 2  # the answer and its repair
 
 
 def test_nested_routing_arguments_leave_the_rules_reading(serve) -> None:
