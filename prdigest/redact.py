@@ -40,10 +40,10 @@ CREDENTIAL_PARAMS = (
 _QUERY_CREDENTIAL = re.compile(rf"(?i)([?&;](?:{CREDENTIAL_PARAMS})=)(?!\*\*\*|\[REDACTED\])[^&#\s\"'<>]+")
 _CREDENTIAL_IN_URL = re.compile(rf"(?i)^[a-z][a-z0-9+.-]*://[^/?#\s]*@|[?&;#](?:{CREDENTIAL_PARAMS})=")
 # scheme://user:password@ or scheme://token@
-_URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@", re.I)
+_URL_CREDENTIALS = re.compile(r"(?<![\w+.-])([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@", re.I)
 # password=..., "api_key": "...", DB_PASSWORD: ..., token = '...'
 _ASSIGNED_SECRET = re.compile(
-    r"(?i)\b([\w.-]*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)\b[\"']?\s*[:=]\s*)"
+    r"(?i)(?<![\w.-])([\w.-]*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)\b[\"']?\s*[:=]\s*)"
     r"([\"']?)([^\s\"',;&]{4,})\2"
 )
 

@@ -12,7 +12,8 @@ from prdigest.config import Taxonomy
 from prdigest.models import PullRequest
 from prdigest.path_kinds import is_ci, is_dependency, is_doc, is_support, is_test
 
-_TEMPLATE = re.compile(r"^\s*(#+\s.*|-\s*\[[ xX]?\]\s*.*|<!--.*?-->|\s*)$", re.M)
+# Indentation never reaches past its line, so no line start rescans the blank lines after it.
+_TEMPLATE = re.compile(r"^[^\S\n]*+(#+\s.*|-\s*+\[[ xX]?\]\s*.*|<!--.*?-->|)$", re.M)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from prdigest.analysis.taxonomy import is_kind_word, parse_title
 from prdigest.i18n import detect_lang, risk_name, texts
 from prdigest.models import PullRequest, RiskLabel
 
-_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)", re.M)
+_DEF = re.compile(r"^[ \t]*(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)", re.M)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _NOISE = re.compile(
     r"^(co-authored-by|signed-off-by|cc|fixes|closes|resolves|related)\b|^https?://|^#\d+$", re.I

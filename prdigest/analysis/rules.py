@@ -87,7 +87,8 @@ def released(title: str) -> str | None:
 _TITLE_NAME = re.compile(r"[A-Za-z][\w.\-]{3,}")
 # Files that make a folder a package: one added means a new subsystem lands, not a file in an old one.
 _PACKAGE_MARKERS = ("__init__.py", "mod.rs", "index.ts", "index.js")
-_MEASURE = re.compile(r"\d+(\.\d+)?\s*(%|x\b|ms\b|s\b|gb\b|mb\b|tok(en)?s?/s|tflops|qps)", re.I)
+# A number starts where no digit or point precedes it: a search never restarts inside a run of digits.
+_MEASURE = re.compile(r"(?<![\d.])\d+(\.\d+)?\s*(%|x\b|ms\b|s\b|gb\b|mb\b|tok(en)?s?/s|tflops|qps)", re.I)
 _WHY = re.compile(r"\b(because|root cause|caused by|so that|in order to|trade-?off|instead of|race)\b", re.I)
 
 

@@ -25,7 +25,8 @@ from prdigest.render.week_words import (
 # Such runs become code spans, which no client links or mentions, so "@pytest" reads as written.
 _LIVE = re.compile(
     r"@[A-Za-z0-9_.\-/]*"  # a mention's name
-    r"|(?:\b[A-Za-z][A-Za-z0-9+.-]*://|\b[Ww]{3}\.)[^\s`|\\<>\u0080-\uffff]*",  # a URL: ASCII up to a space
+    # a URL: ASCII up to a space; its scheme starts no later than its run of scheme characters
+    r"|(?:(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*://|\b[Ww]{3}\.)[^\s`|\\<>\u0080-\uffff]*",
 )
 _MARKUP = re.compile(r"([\\`*_\[\]<>|~])")
 

@@ -42,7 +42,7 @@ BY_REFERENCE_ONLY = frozenset({"core_path", "hot_files", "large_low_review", "fo
 
 _REVERT_TITLE = re.compile(r'^\s*revert\b\s*"?(?P<title>.*?)"?\s*$', re.I)
 _TEST_AFFIX = re.compile(r"^test_|_test$|_spec$|\.test$|\.spec$")
-_TRAILING_NUMBER = re.compile(r"\s*\(#\d+\)\s*$")
+_TRAILING_NUMBER = re.compile(r"(?<!\s)\s*\(#\d+\)\s*$")
 # Words that say a reference is to what the PR fixes or carries on (English and Chinese).
 _FOLLOWS = re.compile(
     r"\b(fix\w*|follow[- ]?ups?|follows?|address\w*|resolv\w*|clos\w*|regress\w*|tests?|covers?|amend\w*)\b"

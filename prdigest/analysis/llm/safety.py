@@ -8,6 +8,7 @@ evidence quoted from what the model was shown of the PR.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
@@ -45,14 +46,16 @@ def sealed(text: str) -> str:
 
 _MARKUP = re.compile(r"</?[A-Za-z!@#][^<>\n]*>")  # <!channel> <@U1> <#C1> <at id=all> <a href> <img>
 _BROADCAST = re.compile(r"(?<![\w.@])@+(?:(?:all|here|channel|everyone)\b|所有人)", re.I)
-_MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# No bracket inside brackets, no parenthesis inside parentheses: a search never rescans a run of them.
+_MD_IMAGE = re.compile(r"!\[[^\[\]]*\]\([^()]*\)")
+_MD_LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]+|\bwww\.[^\s<>()\[\]\"'`]+", re.I)
 _SPACES = re.compile(r"[ \t]{2,}")
 # A URL the evidence quotes or gives as a value: inside "…", `…`, “…”, ‘…’, 「…」, right after a ' (an
 # apostrophe pairs with nothing), or after "key=" or a code-like "key:" ('base_url: http://…').
-_QUOTED_SPAN = re.compile(r"\"[^\"\n]*\"|`[^`\n]*`|“[^”\n]*”|‘[^’\n]*’|「[^」\n]*」")
-_VALUE_BEFORE = re.compile(r"(?:'|(?P<key>[\w.-]+)(?P<sep>[:=])[ \t]?)\Z")
+_QUOTED_SPAN = re.compile(r"\"[^\"\n]*\"|`[^`\n]*`|“[^“”\n]*”|‘[^‘’\n]*’|「[^「」\n]*」")
+_VALUE_BEFORE = re.compile(r"(?:'|(?<![\w.-])(?P<key>[\w.-]+)(?P<sep>[:=])[ \t]?)\Z")
+_KEY_REACH = 200  # how far before a URL its key may start: each URL looks back this far, no further
 _LINK_PART = re.compile(r"^(?:(?:https?|ftp)://)?(?:www\.)?", re.I)  # what makes a value autolink
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # direction overrides that make text read otherwise
 
@@ -63,29 +66,33 @@ def inert(text: str, links: Iterable[str] = ()) -> str:
     A quoted or key-value URL is a value the evidence quotes: it stays as text, its scheme and "www."
     dropped so that no client links it ('base_url: "http://10.0.0.1:8000/v1"' keeps "10.0.0.1:8000/v1")."""
     allowed = set(links)
+    quoted: list[tuple[int, int]] = []  # the quoted spans of the text the URLs are found in
 
     def link(match: re.Match[str]) -> str:
         url = match.group(0).rstrip(".,;:!?")
         if url in allowed:
             return match.group(0)
         rest = match.group(0)[len(url) :]
-        return _LINK_PART.sub("", url) + rest if _is_value(match) else rest
+        return _LINK_PART.sub("", url) + rest if _is_value(match, quoted) else rest
 
     text = _MD_IMAGE.sub("", text)
     text = _MD_LINK.sub(r"\1", text)
     text = _MARKUP.sub("", text)
     text = _BROADCAST.sub("", text)
+    quoted += [q.span() for q in _QUOTED_SPAN.finditer(text)]  # found once, not once a URL
     text = _URL.sub(link, text)
     text = _BIDI.sub("", text)
     return _SPACES.sub(" ", text).strip()
 
 
-def _is_value(url: re.Match[str]) -> bool:
-    """Whether the URL is a value the text quotes or assigns, not a link of the prose."""
+def _is_value(url: re.Match[str], quoted: list[tuple[int, int]]) -> bool:
+    """Whether the URL is a value the text quotes (``quoted``: the text's quoted spans, in order) or
+    assigns, not a link of the prose."""
     text, start = url.string, url.start()
-    if any(q.start() < start < q.end() for q in _QUOTED_SPAN.finditer(text)):
+    i = bisect.bisect_left(quoted, (start, start)) - 1  # the last span that opens before the URL
+    if i >= 0 and quoted[i][0] < start < quoted[i][1]:
         return True
-    before = _VALUE_BEFORE.search(text, 0, start)
+    before = _VALUE_BEFORE.search(text, max(0, start - _KEY_REACH), start)
     if before is None:
         return False
     key = before["key"]
@@ -178,11 +185,11 @@ def _substantial(fragment: str) -> bool:
 
 
 _PR_REF = re.compile(
-    r"(?P<sep>\s*(?:[,，、/]|\band\b|\bor\b|和|及|或)\s*)?"
+    r"(?P<sep>(?<!\s)\s*(?:[,，、/]|\band\b|\bor\b|和|及|或)\s*)?"
     r"(?:[(（\[]\s*(?:PR\s*)?#(?P<a>\d+)\s*[)）\]]|(?:\b(?:PR|pull request)\s*)?#(?P<b>\d+)\b)",
     re.I,
 )
-_SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+(?=[,.;:!?，。；：！？、)）])")
+_SPACE_BEFORE_PUNCT = re.compile(r"(?<![ \t])[ \t]+(?=[,.;:!?，。；：！？、)）])")
 
 
 def scrub_prs(text: str, keep: Container[int]) -> str:

@@ -16,7 +16,7 @@ _REQUIREMENT = re.compile(
     r"^\s*[\"']?([A-Za-z0-9][A-Za-z0-9_.\-\[\],]*)\s*(==|>=|<=|~=|!=|<|>|@)\s*[^\s\"',]+"
 )
 _PINNED = re.compile(
-    r"(^\s*FROM\s+\S+[:@]\S+|\bpip3? install\b.*(==|>=|@|\.whl|git\+)"
+    r"(^[ \t]*FROM\s+\S+[:@]\S+|\bpip3? install\b.*(==|>=|@|\.whl|git\+)"
     r"|\b(ARG|ENV)\s+\w*(VERSION|_REF|_COMMIT|_TAG|_SHA)\w*="
     r"|\bgit (checkout|fetch)\b.*\b[0-9a-f]{7,40}\b"
     r"|\b[A-Z_]*(VERSION|_REF|_COMMIT|_SHA)\s*=\s*[\"']?[\w.\-]+)",
@@ -72,7 +72,10 @@ def _dependency_diffs(f: Facts) -> list[FileDiff]:
 
 
 # A package and the release a spec pins: "flash-attn[cuda]==2.7.0", "ARG VLLM_IMAGE_TAG=v0.9.1", "img:1.2".
-_VERSIONED = re.compile(r"([A-Za-z][\w.\-]*?)(?:\[[\w,.\-]+\])?\s*(?:==|~=|>=|=|:)\s*[\"']?v?(\d+(?:\.\d+)+)")
+# The name starts where no name character precedes it: a search never restarts inside a long name.
+_VERSIONED = re.compile(
+    r"(?<![\w.\-])([A-Za-z][\w.\-]*?)(?:\[[\w,.\-]+\])?\s*(?:==|~=|>=|=|:)\s*[\"']?v?(\d+(?:\.\d+)+)"
+)
 
 
 def fold(name: str) -> str:

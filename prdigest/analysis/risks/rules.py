@@ -66,7 +66,9 @@ _OPTION_CALL = re.compile(r"\b(add_argument|\.option|Option|add_option)\s*\(")
 _OPTION_WORDS = ("add_argument", "option", "Option")
 _QUOTED_FLAG = re.compile(r"""["'](--[a-zA-Z0-9][\w-]*)["']""")
 # A config field: "    name: type = default" inside a dataclass or pydantic model.
-_FIELD = re.compile(r"^\s{4,}([a-z_][a-z0-9_]*)\s*:\s*[\w\[\]., |\"']+?(?:=\s*(.+?))?\s*(?:#.*)?$")
+# Possessive parts: the type runs up to "=", "#" or the end, the default up to "#" (stripped by the reader),
+# so a long line is read once, never split every way.
+_FIELD = re.compile(r"^\s{4,}+([a-z_][a-z0-9_]*+)\s*+:\s*+[\w\[\]., |\"']++(?:=\s*+([^#]++))?(?:#.*)?$")
 _CONFIG_FILE = re.compile(r"(config|settings|option|argument|args|param|flags?)[^/]*\.py$", re.I)
 # An option left unset now gets a value in code: "if args.x is None: args.x = ...".
 _DERIVED_DEFAULT = re.compile(
@@ -250,7 +252,7 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
 
 _DISABLED = re.compile(
     r"(@pytest\.mark\.(skip|xfail)\b(?!if)|unittest\.skip\(|\bdisabled\s*=\s*(True|[\"'])|"
-    r"^\s*if:\s*(false|\$\{\{\s*false\s*\}\})\s*$|^\s*#\s*(def test_|@pytest\.mark|class Test))",
+    r"^[ \t]*if:\s*(false|\$\{\{\s*false\s*\}\})\s*$|^[ \t]*#\s*(def test_|@pytest\.mark|class Test))",
     re.I | re.M,  # multi-line, so a file's lines are tested at once before any one line
 )
 # Every match of _DISABLED holds one of these (lower case): most files hold none, and skip the regex.
@@ -312,18 +314,18 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
 _REGRESSION = re.compile(
     r"(perf(ormance)? regression|throughput (drops?|regress\w*|loss)|\bslow(s|er|ed)? ?down\b|\bslower\b"
     r"|(drops?|regress\w*|slower|costs?) (by |about |roughly )?~?\d+(\.\d+)?\s*%"
-    r"|\d+(\.\d+)?\s*% (slower|regression|drop|more memory)|\bmore memory\b|\bOOMs? (again|now)\b)",
+    r"|(?<![\d.])\d+(\.\d+)?\s*% (slower|regression|drop|more memory)|\bmore memory\b|\bOOMs? (again|now)\b)",
     re.I,
 )
 _MEASURED_COST = re.compile(
     r"(costs?|slower|regress\w*|drops?) (by |about |roughly )?~?\d+(\.\d+)?\s*%"
-    r"|\d+(\.\d+)?\s*% (slower|regression)",
+    r"|(?<![\d.])\d+(\.\d+)?\s*% (slower|regression)",
     re.I,
 )
 _DENIAL = re.compile(
     r"\b(no|not|without|negligible|minimal|zero|avoids?|prevents?|never)\b[^.;\n]{0,30}$", re.I
 )
-_CONFIRMED = re.compile(r"\d+(\.\d+)?\s*%|\bmeasured\b|\bconfirmed\b|\bbenchmark", re.I)
+_CONFIRMED = re.compile(r"(?<![\d.])\d+(\.\d+)?\s*%|\bmeasured\b|\bconfirmed\b|\bbenchmark", re.I)
 
 
 def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:

@@ -67,7 +67,7 @@ def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
 # An option that lets the project run code it downloads (a model's own modelling code), declared: a config
 # field, a command-line flag or a parameter.
 _REMOTE_OPTION = re.compile(
-    r"^\s*(?:(?:trust|allow)_remote_code\s*:|.*[\"']--(?:trust|allow)[-_]remote[-_]code[\"']"
+    r"^\s*+(?:(?:trust|allow)_remote_code\s*:|.*[\"']--(?:trust|allow)[-_]remote[-_]code[\"']"
     r"|def\s+\w+\(.*\b(?:trust|allow)_remote_code\s*[:=])"
 )
 

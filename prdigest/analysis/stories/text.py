@@ -270,7 +270,7 @@ def _capital(sentence: str) -> str:
 
 _CJK = "\u3400-\u9fff"
 _LATIN_CJK = re.compile(rf"([A-Za-z0-9#%)\]`'\"]|\.\.\.)(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9#(\[`'\"-])")
-_AFTER_FULL = re.compile(r"(?<=[）】」』，。；：、])\s+|\s+(?=[（【「『，。；：、）])")
+_AFTER_FULL = re.compile(r"(?<=[）】」』，。；：、])\s+|(?<!\s)\s+(?=[（【「『，。；：、）])")
 
 
 def spaced(text: str) -> str:

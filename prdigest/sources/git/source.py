@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # A commit's header fields; \x1e starts a commit, \x1f separates fields, -z ends it with NUL.
 _FORMAT = "%x1e%H%x1f%P%x1f%aN%x1f%aE%x1f%cI%x1f%B"  # %aN/%aE: the repository's .mailmap applies
-_SQUASH = re.compile(r"\s*\(#(\d+)\)\s*$")
+_SQUASH = re.compile(r"(?<!\s)\s*\(#(\d+)\)\s*$")  # no restart inside a run of spaces
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$", re.IGNORECASE)

@@ -29,7 +29,8 @@ _FIELD = re.compile(r"^(?: {4}|\t)([A-Za-z_]\w*)\s*:\s*[A-Za-z_\[\"'][^=]*?(?:=\
 _ARGUMENT = re.compile(r"^\s+\*{0,2}([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)\s*(.+?),\s*(?:#.*)?$")
 _DEFAULT = re.compile(r"\bdefault\s*=\s*([^,)]+)")
 _SIGNATURE = re.compile(r"\bdef\s+\w+\s*\((.*)")
-_PARAM = re.compile(r"(?:^|,)\s*\*{0,2}([A-Za-z_]\w*)\s*(?::\s*[^=,]+?)?\s*=\s*([^,]+)")
+# The annotation runs possessively up to "=" or ",": its spaces are never split between it and the "=".
+_PARAM = re.compile(r"(?:^|,)\s*\*{0,2}([A-Za-z_]\w*)\s*(?::[^=,]*+)?=\s*([^,]+)")
 
 
 @dataclass
