@@ -24,7 +24,7 @@ from functools import cache
 
 from prdigest.config import Settings
 from prdigest.i18n import LANGUAGES, risk_name, texts
-from prdigest.models import Dismissal, PRAnalysis, PullRequest, RiskFollowup, RiskLabel, Window
+from prdigest.models import Dismissal, PRAnalysis, PullRequest, RiskFollowup, RiskLabel, Window, numbered
 from prdigest.path_kinds import matches
 from prdigest.storage import Store
 from prdigest.storage.dismissals import list_dismissals
@@ -110,6 +110,31 @@ def noise_for(settings: Settings, store: Store, repo: str, subscription: Subscri
         muted=frozenset(subscription.muted if subscription else ()),
         dismissals=tuple(list_dismissals(store, repo)),
     )
+
+
+def file_left_out(
+    store: Store, repo: str, window: Window, given: Settings, layered: Settings, lang: str
+) -> list[str]:
+    """The report's warning naming the PRs of ``window`` that the repository's own file filters out (those
+    the ``layered`` settings drop and the config file's, ``given``, keep): a file anyone who merges may write
+    never hides a PR without a word."""
+    mine, theirs = given.repo(repo).filters, layered.repo(repo).filters
+    if mine == theirs:
+        return []
+
+    def dropped(filters: SubscriptionFilters) -> set[int]:
+        noise = Noise(filters=(filters,))
+        return {n for n, pr in numbered(prs) if not noise.counts(pr)}
+
+    prs = store.prs_in_window(repo, window, excerpts=False)
+    hidden = sorted(dropped(theirs) - dropped(mine))
+    if not hidden:
+        return []
+    shown = ", ".join(f"#{n}" for n in hidden[:_NAMED]) + (" …" if len(hidden) > _NAMED else "")
+    return [texts(lang)["repo_file_filtered"].format(repo=repo, n=len(hidden), prs=shown)]
+
+
+_NAMED = 20  # the filtered PRs a warning names; the count says the rest
 
 
 def _paths_pass(pr: PullRequest, globs: list[str]) -> bool:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from prdigest.analysis.continuity import continue_themes
 from prdigest.analysis.followups.track import follow_risks
 from prdigest.analysis.history import chart_periods, trend_periods
-from prdigest.analysis.noise import Noise, noise_for, period_figures
+from prdigest.analysis.noise import Noise, file_left_out, noise_for, period_figures
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
 from prdigest.analysis.rules_cache import cached_analyses, window_analyses
 from prdigest.analysis.trend import Figures, stats_figures, trend
@@ -360,6 +360,7 @@ def make_report(
     lang = lang or settings.report.language
     now = now or utc_now()
     # The repository's own .prdigest.toml under its [[repos]] entry; one that cannot be used is named.
+    given = settings
     settings, warnings = repo_settings(settings, store, source, name, lang)
     taxonomy = settings.repo(name).taxonomy
     read = 0
@@ -390,6 +391,7 @@ def make_report(
     warnings += [missing_text(gaps, name, lang)] if gaps else []
     earlier = earlier_periods(store, source, name, window, now)
     noise = noise_for(settings, store, name, subscription)
+    warnings += file_left_out(store, name, window, given, settings, lang)
     report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
     report.history = history(store, source, name, window, now, noise)
     report.attention, untold, unread = read_attention(settings.attention, source, window, now, lang)

@@ -244,3 +244,20 @@ def test_make_report_layers_the_file_and_warns_of_a_bad_one(
     assert report.warnings == [
         f"{REPO}'s .prdigest.toml is not used: line 2: taxonomy.core_pathz: unknown key"
     ]
+
+
+def test_a_pr_the_repositorys_file_filters_out_is_named_in_the_report(tmp_path: Path, store: Store) -> None:
+    path = new_repo(tmp_path / "hidden")
+    (path / ".prdigest.toml").write_text('[filters]\nauthors = ["!Mallory"]\n')
+    commit(path, "add the repository's settings (#1)", "2026-09-08T10:00:00+08:00")
+    (path / "loader.py").write_text("import pickle\nstate = pickle.loads(blob)\n")
+    commit(path, "Load the state faster (#2)", "2026-09-09T10:00:00+08:00", name="Mallory", email="m@x.org")
+    week = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
+    settings = config(tmp_path, "")
+    report = make_report(settings, store, GitSource(path, repo=REPO), week, save=False, lang="en")
+    assert [p.number for p in report.prs] == [1]  # the file may narrow the report, as its filters say
+    assert report.warnings == [f"{REPO}'s .prdigest.toml filters leave out 1 PRs of this period: #2"]
+    # An entry of the config file that sets the same filter hides it itself: the file hid nothing.
+    own = config(tmp_path, f'[[repos]]\nname = "{REPO}"\n[repos.filters]\nauthors = ["!Mallory"]\n')
+    report = make_report(own, store, GitSource(path, repo=REPO), week, save=False, lang="zh")
+    assert [p.number for p in report.prs] == [1] and report.warnings == []
