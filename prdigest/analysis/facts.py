@@ -55,8 +55,18 @@ class Facts:
 
 def clean_body(body: str) -> str:
     """The body without PR-template headings, checklists and comments."""
-    text = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    text = _without_comments(body)
     return "\n".join(line for line in text.splitlines() if not _TEMPLATE.fullmatch(line)).strip()
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without its closed HTML comments. Found with str.find, not a lazy regex: a body of
+    thousands of "<!--" and no "-->" would have each of them scan to the end."""
+    kept, at = [], 0
+    while (start := text.find("<!--", at)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        kept.append(text[at:start])
+        at = end + 3
+    return "".join(kept) + text[at:]
 
 
 def split_diff(excerpt: str) -> list[FileDiff]:

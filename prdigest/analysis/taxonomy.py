@@ -108,7 +108,8 @@ _PREFIX = re.compile(r"^\s*(?:\[(?P<brackets>[^\]]+)\]|\(\d+/\d+\))\s*:?\s*")
 _STACK = re.compile(r"^\d+/\d+$")
 _TITLE = re.compile(
     r"^(?:(?P<type>[A-Za-z]+) ?(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?:\s*)?"
-    r"(?P<rest>.*)$"
+    r"(?P<rest>.*)$",
+    re.S,  # any title matches, one with a line break too
 )
 
 

@@ -46,6 +46,7 @@ def labels(pr: PullRequest, taxonomy: Taxonomy = MEGATRON) -> dict[str, str]:
         ("feat(rollout)!: new api", (), "feat", "rollout", True, "new api"),
         ("dashboard: report MFU", (), None, "dashboard", False, "report MFU"),
         ("Add a page", (), None, None, False, "Add a page"),
+        ("fix: one\ntwo", (), "fix", None, False, "one\ntwo"),  # a line break is read, never a crash
     ],
 )
 def test_parse_title(title, brackets, kind, scope, breaking, text) -> None:
