@@ -93,7 +93,7 @@ def variants() -> dict[str, PullRequest]:
             out[f"{name}/{where}"] = PullRequest(
                 repo="hostile/repo",
                 number=1,
-                title=fill(run.replace("\n", " "), TITLE),  # a title is one line
+                title=fill(run, TITLE),
                 body=body,
                 author="mallory",
                 merged_at=merged,
