@@ -134,7 +134,7 @@ def test_the_gate_takes_linear_time_on_long_untrusted_text() -> None:
         text = unit * (100_000 // len(unit))  # a quadratic pattern would take minutes over it
         started = time.monotonic()
         gate.problem(text, sentence=True, merged=True)
-        assert time.monotonic() - started < 1.5, unit
+        assert time.monotonic() - started < 10, unit  # a bound against minutes, not a speed goal
 
 
 # --- against the fake server: refused, repaired once, the rules answer, nothing cached --------------
