@@ -146,9 +146,9 @@ def main() -> None:
         llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model")
         seconds, first = report_run(store, llm, repo, window)
         print(f"llm_wall_s_{args.prs}={seconds:.3f}", flush=True)
-        print(f"llm_calls_first={first.usage().calls}", flush=True)
+        print(f"llm_calls_first={first.usage().run_calls}", flush=True)
         _, rerun = report_run(store, llm, repo, window)
-        print(f"llm_calls_rerun={rerun.usage().calls}", flush=True)
+        print(f"llm_calls_rerun={rerun.usage().run_calls}", flush=True)
         tokens = [
             c.input_tokens for c in llm_log.calls_of_run(store, first.run_id) if c.purpose == "analyse_pr"
         ]
