@@ -181,6 +181,7 @@ class GithubSettings(_Section):
 
 
 LOCAL_WORKERS, HOSTED_WORKERS = 2, 8
+LOCAL_RETRIES, HOSTED_RETRIES = 0, 2
 
 
 class OutputCaps(_Section):
@@ -230,7 +231,8 @@ class LLMSettings(_Section):
     concurrency: int | None = Field(default=None, ge=1, le=64)
     max_output_tokens: OutputCaps = Field(default_factory=OutputCaps)
     input_budget_tokens: int = Field(default=6000, ge=1000, le=200_000)
-    max_retries: int = Field(default=2, ge=0, le=5)
+    # The SDK's retries of a failed request; None: see `retries`.
+    max_retries: int | None = Field(default=None, ge=0, le=5)
     # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
     monthly_token_budget: int | None = Field(default=None, ge=1)
     # What one report may ask: requests (None: its PRs not yet analysed + 20) and prompt plus answer
@@ -243,6 +245,14 @@ class LLMSettings(_Section):
         if self.concurrency is not None:
             return self.concurrency
         return LOCAL_WORKERS if is_local_url(self.base_url) else HOSTED_WORKERS
+
+    @property
+    def retries(self) -> int:
+        """None set: no retry on a server on this machine or a private network (a request that timed out
+        there is still generating, and a retry would queue behind it), 2 on a hosted one."""
+        if self.max_retries is not None:
+            return self.max_retries
+        return LOCAL_RETRIES if is_local_url(self.base_url) else HOSTED_RETRIES
 
     @field_validator("base_url")
     @classmethod

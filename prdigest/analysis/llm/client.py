@@ -251,7 +251,7 @@ def sdk_client(settings: LLMSettings) -> openai.OpenAI:
         # The SDK refuses an empty key; local servers take any.
         api_key=key.get_secret_value() if key else "unused",
         timeout=settings.timeout,
-        max_retries=settings.max_retries,
+        max_retries=settings.retries,
         http_client=deadline_client(endpoint_key(settings), settings.timeout),  # the timeout, whole
     )
 

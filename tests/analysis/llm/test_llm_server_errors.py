@@ -11,7 +11,7 @@ from test_llm_engine import DEMO, settings
 
 from prdigest.analysis.llm import LLMClient, LLMEngine
 from prdigest.config import LLMSettings, Taxonomy
-from prdigest.config.models import HOSTED_WORKERS, LOCAL_WORKERS
+from prdigest.config.models import HOSTED_WORKERS, LOCAL_WORKERS, is_local_url
 from prdigest.pipeline.single import analyse_prs
 from prdigest.storage import Store, llm_log
 
@@ -81,3 +81,14 @@ def test_every_request_bounds_what_the_model_generates(demo_store: Store, serve)
 def test_a_local_server_gets_fewer_requests_at_once(url: str | None, workers: int) -> None:
     assert LLMSettings(model="m", base_url=url).workers == workers
     assert LLMSettings(model="m", base_url=url, concurrency=5).workers == 5  # as set
+
+
+def test_a_timed_out_request_to_a_local_server_is_not_sent_again(demo_store: Store, serve) -> None:
+    # The local server is still generating the abandoned answer: a retry would only queue behind it.
+    fake = serve(responder=lambda request: Reply(content=prdigest_answers(request), delay=3))
+    llm = settings(fake, concurrency=1, timeout=1, max_retries=None)
+    assert is_local_url(llm.base_url) and llm.retries == 0
+    analyse_two(demo_store, llm)
+    assert len(fake.requests) == 2  # one a PR, none sent again
+    assert LLMSettings(model="m", base_url="https://api.deepseek.com/v1").retries == 2
+    assert LLMSettings(model="m", base_url="http://127.0.0.1:8080/v1", max_retries=1).retries == 1  # as set
