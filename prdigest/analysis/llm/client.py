@@ -170,6 +170,8 @@ class LLMClient:
                 if rung + 1 == len(RUNGS):
                     raise LLMBadOutput(f"{call.subject}: the server accepted no way of asking for JSON")
                 rung += 1
+                if outcome == "rejected":  # a refused way of asking: later calls start below it
+                    self.start = max(self.start, rung)
             elif outcome in ("invalid", "gate") and not repaired:
                 repaired = True
                 repair = load_prompt("common", call.lang).render("repair", error=error)

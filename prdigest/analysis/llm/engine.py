@@ -106,7 +106,8 @@ class LLMEngine:
             if exc.fatal:
                 self._halted = str(exc)
             raise
-        self._remember_rung()
+        finally:  # a rung the server refused is remembered even when the next one timed out
+            self._remember_rung()
         if cache:
             llm_log.put_output(
                 self.store, key, call.purpose, self.settings.model, call.version, result.model_dump_json()

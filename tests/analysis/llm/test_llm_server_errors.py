@@ -92,3 +92,22 @@ def test_a_timed_out_request_to_a_local_server_is_not_sent_again(demo_store: Sto
     assert len(fake.requests) == 2  # one a PR, none sent again
     assert LLMSettings(model="m", base_url="https://api.deepseek.com/v1").retries == 2
     assert LLMSettings(model="m", base_url="http://127.0.0.1:8080/v1", max_retries=1).retries == 1  # as set
+
+
+def test_a_refused_rung_is_skipped_and_remembered_even_when_the_next_one_times_out(
+    demo_store: Store, serve
+) -> None:
+    def slow_without_schema(request: Request) -> str | Reply:
+        if request.format == "json_schema":
+            return Reply(status=500, message="Failed to parse the response_format json_schema into a grammar")
+        return Reply(content=prdigest_answers(request), delay=3)  # a weak model, past its deadline
+
+    fake = serve(responder=slow_without_schema)
+    engine = analyse_two(demo_store, settings(fake, concurrency=1, timeout=1))
+    calls = llm_log.calls_of_run(demo_store, engine.run_id)
+    assert [(c.rung, c.outcome) for c in calls] == [
+        ("json_schema", "rejected"),
+        ("json_object", "timeout"),
+        ("json_object", "timeout"),  # the second PR is not sent the refused schema again
+    ]
+    assert llm_log.known_rung(demo_store, fake.url, engine.settings.model) == "json_object"
