@@ -199,11 +199,9 @@ class RiskLabel(_Model):
     evidence_source: str
     # The evidence shows users break this week (an option removed, a regression measured), not just a risk.
     breaks: bool = False
-    # How far the evidence goes: a weak finding (a change for hardware no CI runner holds, say) is a point
-    # to watch on its PR, not a risk of the week.
+    # How far the evidence goes: a weak finding is a point to watch on its PR, not a risk of the week.
     strength: Literal["strong", "weak"] = "strong"
-    # The rules' finding in a model's analysis (analysis/llm/merge.py): a fact the model cannot check, or
-    # a diff line's strong evidence the model was silent on.
+    # The rules' finding kept in a model's analysis: a fact, or a diff line the model was silent on.
     by_rules: bool = False
 
 
