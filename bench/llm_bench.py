@@ -52,6 +52,7 @@ from prdigest.config import (  # noqa: E402
     ReportSettings,
     Taxonomy,
 )
+from prdigest.config.models import HOSTED_WORKERS  # noqa: E402
 from prdigest.models import PullRequest, Window  # noqa: E402
 from prdigest.pipeline.single import analyse_prs  # noqa: E402
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path  # noqa: E402
@@ -143,7 +144,8 @@ def main() -> None:
     ):
         store = Store(Path(tmp) / "bench.db")
         store.upsert_prs(prs)
-        llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model")
+        # A hosted endpoint's concurrency: the fake listens on 127.0.0.1, where the default is 2.
+        llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", concurrency=HOSTED_WORKERS)
         seconds, first = report_run(store, llm, repo, window)
         print(f"llm_wall_s_{args.prs}={seconds:.3f}", flush=True)
         print(f"llm_calls_first={first.usage().run_calls}", flush=True)
