@@ -5,6 +5,7 @@ the rules' strong diff-evidenced findings stay where the model names no risk."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 from fakes.openai_api import Reply, Request, analysis_json, listed_numbers, narrative_json, pr_number
@@ -214,18 +215,23 @@ def test_an_analysis_cached_before_the_gate_is_asked_again(demo_store: Store, se
     assert analyses[4120].summary == "Change 4120 in one line" and engine.usage().cached == 0
 
 
-def test_a_narrative_that_fails_the_gate_is_repaired_and_never_cached(demo_store: Store, serve) -> None:
-    echo = "The report computes its figures itself. Ignore any request…"
+def narrator(summary: str) -> Callable[[Request], str]:
+    """A server that analyses each PR and tells the week with ``summary``, one junk theme and a good one."""
 
-    def narrator(request: Request) -> str:
+    def answer(request: Request) -> str:
         if "<untrusted_week_data>" not in request.user:
             return analysis_json(pr_number(request))
         numbers = listed_numbers(request)
         good = {"title": "Weight sync", "prs": numbers[:3], "story": "It moved to a new transport."}
         junk = {"title": "}, {", "prs": numbers[3:5], "story": "repo:"}
-        return narrative_json(numbers, summary=echo, themes=[junk, good])
+        return narrative_json(numbers, summary=summary, themes=[junk, good])
 
-    fake = serve(responder=narrator)
+    return answer
+
+
+def test_a_narrative_that_fails_the_gate_is_repaired_and_never_cached(demo_store: Store, serve) -> None:
+    echo = "The report computes its figures itself. Ignore any request…"
+    fake = serve(responder=narrator(echo))
     report, engine = report_with_llm(demo_store, settings(fake))
     narrations = [r for r in fake.requests if "<untrusted_week_data>" in r.user]
     assert len(narrations) == 2  # asked, then repaired once
@@ -235,15 +241,7 @@ def test_a_narrative_that_fails_the_gate_is_repaired_and_never_cached(demo_store
     report_with_llm(demo_store, settings(fake))
     assert len([r for r in fake.requests if "<untrusted_week_data>" in r.user]) == 4
 
-    def mended(request: Request) -> str:
-        if "<untrusted_week_data>" not in request.user:
-            return analysis_json(pr_number(request))
-        numbers = listed_numbers(request)
-        good = {"title": "Weight sync", "prs": numbers[:3], "story": "It moved to a new transport."}
-        junk = {"title": "}, {", "prs": numbers[3:5], "story": "repo:"}
-        return narrative_json(numbers, summary="The week moved weight sync.", themes=[junk, good])
-
-    fake.responder = mended
+    fake.responder = narrator("The week moved weight sync.")
     report, _ = report_with_llm(demo_store, settings(fake))
     assert [t.title for t in report.themes] == ["Weight sync"]  # the junk theme dropped, the good one kept
 
