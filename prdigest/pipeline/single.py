@@ -110,6 +110,7 @@ def history(
     A local source (a clone) reads the earlier periods it lacks in a moment; GitHub's request budget is
     kept for the window itself, so there they are marked missing."""
     unit, periods = chart_periods(window)
+    periods = [(p, current) for p, current in periods if current or not _before_history(source, p)]
     first = periods[0][0].since
     if source is not None and source.reads_history and first < window.since:
         read_missing(
@@ -142,8 +143,8 @@ def earlier_periods(
     """The periods the report's figures are compared with (`trend_periods`) that the cache holds wholly
     once the source has read what it lacked, GitHub too: a period still partial is left out, never
     compared as if complete."""
-    periods = trend_periods(window)
-    if not periods:  # a window from the first day a window may hold has none before it
+    periods = [p for p in trend_periods(window) if not _before_history(source, p)]
+    if not periods:  # none after the repository's first commit, or after the first day a window holds
         return []
     span = Window(since=periods[0].since, until=periods[-1].until, tz=window.tz)
     first = span.since
@@ -153,6 +154,13 @@ def earlier_periods(
         read_missing(store, source, repo, Window(since=first, until=span.until, tz=window.tz), now)
     lacking = {day for gap in coverage.missing(store, repo, span, now) for day in gap.days()}
     return [p for p in periods if lacking.isdisjoint(p.days())]
+
+
+def _before_history(source: Source | None, period: Window) -> bool:
+    """Whether the period ended before the repository's first commit: the repository did not exist then,
+    so its zero PRs are no figure to compare with (the week of the first commit is the first one)."""
+    begins = source.begins() if source is not None else None
+    return begins is not None and period.end <= begins
 
 
 def earlier_figures(

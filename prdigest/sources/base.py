@@ -78,6 +78,11 @@ class Source(Protocol):
         cannot tell (a clone knows nothing of open PRs)."""
         return None
 
+    def begins(self) -> datetime | None:
+        """When the repository's history begins (its first commit), where the source knows it: no period
+        before it is compared with a report's; None when it cannot tell."""
+        return None
+
     def points_spent(self) -> int:
         """The request points the source has spent so far (GitHub's rate-limit cost); 0 for one that
         costs none."""

@@ -84,6 +84,9 @@ class BoundedSource:
         return self.source.extent()
 
     # What is open now cannot be told, and the file comes from the cache.
+    def begins(self) -> datetime | None:
+        return self.source.begins()
+
     def attention(self, thresholds: AttentionSettings, now: datetime) -> Attention | None:
         return self.source.attention(thresholds, now) if self.points > self.spent else None
 

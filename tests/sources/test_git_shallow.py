@@ -4,13 +4,15 @@ language, and the days before them are missing; a full clone's root commit is re
 from __future__ import annotations
 
 import subprocess
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 from conftest import commit, git_env, new_repo
 
+from prdigest.config import load_settings
 from prdigest.models import Window
+from prdigest.pipeline.single import make_report
 from prdigest.sources.git.source import GitSource
 from prdigest.storage import Store, coverage
 
@@ -55,4 +57,23 @@ def test_a_full_clones_root_commit_is_read_like_any_other(full: Path, tmp_path: 
     assert [pr.number for pr in prs] == [1, 2, 3, 4, 5]
     assert prs[0].additions == 50
     assert coverage.missing(store, "acme/rocket", HALF_YEAR, HALF_YEAR.end) == []
+    store.close()
+
+
+def test_no_week_before_a_full_clones_first_commit_is_compared(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "young")
+    for day, number in ((9, 1), (16, 2), (17, 3)):  # first commit on Wednesday 2026-09-09
+        (repo / f"f{number}.py").write_text(f"x = {number}\n")
+        commit(repo, f"Change {number} (#{number})", f"2026-09-{day}T10:00:00+00:00")
+    source = GitSource(repo, repo="acme/young")
+    assert source.begins() == datetime(2026, 9, 9, 10, tzinfo=UTC)
+    store = Store(tmp_path / "cache.db")
+    week = Window(since=date(2026, 9, 14), until=date(2026, 9, 20), tz="UTC")
+    now = datetime(2026, 9, 21, tzinfo=UTC)
+    report = make_report(load_settings(env={}), store, source, week, use_llm=False, now=now)
+    # The three weeks before the first commit's had no repository: none of them is a figure to compare
+    # with, nor a bar of the chart; the week of the first commit is.
+    assert report.stats.merged_prs == 2 and report.stats.trend["merged_prs"].previous == [1]
+    first_week = (date(2026, 9, 7), False)
+    assert [(p.since, p.current) for p in report.history] == [first_week, (week.since, True)]
     store.close()

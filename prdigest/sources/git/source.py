@@ -223,17 +223,28 @@ class GitSource(Source):
         shallow = listed if listed.is_absolute() else self.path / listed
         return frozenset(shallow.read_text().split()) if shallow.is_file() else frozenset()
 
+    def begins(self) -> datetime | None:
+        """A full clone's first commit; None for a shallow one, whose history before its boundary is
+        unknown (`extent` says where what it holds begins)."""
+        if self._boundary:
+            return None
+        return min((when for sha, when in self._roots if sha not in self._boundary), default=None)
+
     def _shallow_since(self) -> datetime | None:
         """Just after the boundary commit the branch's first-parent history stops at (None: a full clone)."""
         if not self._boundary:
             return None
-        roots = self._git("log", "--first-parent", "--max-parents=0", "--format=%H %cI", self.ref)
-        times = [
-            datetime.fromisoformat(when)
-            for sha, _, when in (line.partition(" ") for line in roots.splitlines())
-            if sha in self._boundary
-        ]
+        times = [when for sha, when in self._roots if sha in self._boundary]
         return max(times) + timedelta(seconds=1) if times else None
+
+    @cached_property
+    def _roots(self) -> list[tuple[str, datetime]]:
+        """The commits the branch's first-parent history stops at, with their times."""
+        roots = self._git("log", "--first-parent", "--max-parents=0", "--format=%H %cI", self.ref)
+        return [
+            (sha, datetime.fromisoformat(when))
+            for sha, _, when in (line.partition(" ") for line in roots.splitlines())
+        ]
 
     def diff(self, number: int, store: Store | None = None) -> str | None:
         return None  # a clone's PRs carry their diff excerpts
