@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import threading
 from datetime import UTC, datetime
@@ -124,7 +125,13 @@ def cli_logging() -> None:
     if _cli_handler is not None and _cli_handler in root.handlers:
         return
     _cli_handler = logging.StreamHandler(_Stderr())
-    _cli_handler.setLevel(logging.WARNING)
+    # PRDIGEST_LOG_LEVEL shows more (the LLM's failed requests are logged at info); warnings by default.
+    level = os.environ.get("PRDIGEST_LOG_LEVEL", "").strip().upper()
+    _cli_handler.setLevel(level if level in ("DEBUG", "INFO", "ERROR") else logging.WARNING)
+    root.setLevel(min(root.level, _cli_handler.level))
+    if _cli_handler.level > logging.DEBUG:  # the HTTP libraries' line per request only when debugging
+        for name in ("github", "httpx", "httpx2"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     _cli_handler.addFilter(RedactSecrets())
     _cli_handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root.addHandler(_cli_handler)

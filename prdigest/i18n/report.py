@@ -115,6 +115,8 @@ TEXT: dict[str, dict[str, str]] = {
         "llm_report_capped": "本报告的 LLM 上限（{requests} 次请求或 {tokens} tokens）已到：其余 {n} 个请求未发送，由规则引擎判断。",
         "llm_budget_spent_narrative": "LLM 端点 {endpoint} 本月（UTC）的 token 预算（{budget}）已用完：叙述由规则引擎撰写。",
         # The quality gate (analysis/llm/gate.py) refused what the model said of these PRs, after a repair.
+        # The run stopped asking a model that kept failing (analysis/llm/breaker.py).
+        "llm_stopped": "{model} 在本次的 {asked} 个请求中失败了 {failed} 个（输出无效、被质量检查拒绝或超时）：其余 PR 由规则引擎分析，周报叙述也由规则写出；下次生成报告时会再次询问模型。",
         "llm_gate_refused": "质量检查拒绝了 {model} 对 {n} 个 PR 的分析（JSON 碎片、复述提示词、提交哈希或与事实矛盾，修正一次后仍是如此）：这些 PR 由规则引擎分析。",
         # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.
         "llm_budget_spent_ask": "LLM 端点 {endpoint} 本月的 token 预算已用完：此回答来自全文检索，而非模型。",
@@ -255,6 +257,10 @@ TEXT: dict[str, dict[str, str]] = {
         "llm_budget_spent_narrative": "The monthly token budget ({budget}, UTC month) of the LLM endpoint "
         "{endpoint} is spent: the rules engine wrote the narrative.",
         # The quality gate (analysis/llm/gate.py) refused what the model said of these PRs, after a repair.
+        # The run stopped asking a model that kept failing (analysis/llm/breaker.py).
+        "llm_stopped": "{model} failed {failed} of this run's {asked} requests (invalid output, refused by the "
+        "quality gate, or timed out): the rules engine analysed the PRs left and wrote the narrative; the next "
+        "report asks the model again.",
         "llm_gate_refused": "The quality gate refused {model}'s analyses of {n} PRs (JSON fragments, the prompt "
         "echoed, commit hashes or a contradiction of the facts, still so after a repair): the rules engine analysed them.",
         # A chat answer's note (analysis/ask.py): the full-text search answered instead of the model.

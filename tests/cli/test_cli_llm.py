@@ -23,8 +23,10 @@ def llm() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def prdigest(*args: str, llm: FakeOpenAI | None = None, db: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PRDIGEST_DB=db)
+def prdigest(
+    *args: str, llm: FakeOpenAI | None = None, db: str, **env_vars: str
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PRDIGEST_DB=db, **env_vars)
     if llm is not None:
         env.update(PRDIGEST_LLM_BASE_URL=llm.url, PRDIGEST_LLM_MODEL="fake-model", PRDIGEST_LLM_API_KEY=KEY)
     return subprocess.run(
@@ -72,6 +74,21 @@ def test_a_dead_llm_leaves_the_rules_report(tmp_path) -> None:
     report = json.loads(result.stdout)
     assert report["stats"]["engines"] == {"rules": 30} and report["llm_usage"]["fallback"] == 30
     assert "did not analyse 30 of 30 PRs; the rules engine did" in result.stderr
+
+
+def test_why_the_llm_failed_is_on_stderr_and_in_the_log_at_info(tmp_path) -> None:
+    with FakeOpenAI("strict", responder=lambda _: '{"summary": "}, {"}') as junk:
+        quiet = prdigest(*BASE, llm=junk, db=str(tmp_path / "q.db"))
+        told = prdigest(*BASE, llm=junk, db=str(tmp_path / "t.db"), PRDIGEST_LOG_LEVEL="info")
+    assert quiet.returncode == told.returncode == 0, told.stderr
+    # The model failed its first requests: the run stopped asking, and the reasons are counted.
+    assert "did not analyse 30 of 30 PRs; the rules engine did (invalid " in quiet.stderr
+    assert ", stopped " in quiet.stderr and "failed" in quiet.stdout
+    # One log line per failed request, at info: shown when PRDIGEST_LOG_LEVEL asks for it.
+    assert "on the json_schema rung" not in quiet.stderr
+    lines = [line for line in told.stderr.splitlines() if line.startswith("INFO prdigest.llm: analyse_pr")]
+    assert len(lines) >= 3 and all(line.endswith("invalid on the json_schema rung") for line in lines)
+    assert "HTTP Request" not in told.stderr  # not the HTTP library's line per request: that is debug
 
 
 def test_demo_never_calls_the_llm(llm: FakeOpenAI, tmp_path) -> None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from prdigest.analysis.llm.client import LLMUnavailable
 from prdigest.clock import utc_now
+from prdigest.i18n import texts
 from prdigest.storage import Store, llm_budget
 
 log = logging.getLogger("prdigest.llm")
@@ -69,6 +70,17 @@ class MonthlyBudget:
                 self.budget,
             )
         raise LLMBudgetSpent(self.endpoint, self.budget)
+
+    def note(self, lang: str, over_budget: int) -> str | None:
+        """What a report says when the budget stopped this run's requests (``over_budget`` PRs left to
+        the rules), else None."""
+        if not self.spent:
+            return None
+        t = texts(lang)
+        endpoint, budget = shown_endpoint(self.endpoint), f"{self.budget:,}"
+        if over_budget:
+            return t["llm_budget_spent"].format(endpoint=endpoint, budget=budget, n=over_budget)
+        return t["llm_budget_spent_narrative"].format(endpoint=endpoint, budget=budget)
 
     def add(self, tokens: int) -> None:
         """Count the tokens of a request that came back."""

@@ -19,7 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Literal
 
-from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget, shown_endpoint
+from prdigest.analysis.llm.breaker import Breaker, LLMStopped
+from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
 from prdigest.analysis.llm.client import (
     RUNGS,
     Attempt,
@@ -81,6 +82,7 @@ class LLMEngine:
         self.spend = ReportSpend(settings, store, self.run_id)
         self._outcomes: dict[str, str] = {}  # each subject's last request outcome: why it failed
         self._failed: Counter[str] = Counter()  # PRs the LLM did not analyse, by why
+        self._breaker = Breaker()  # stops the run's requests to a model that keeps failing
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -97,6 +99,7 @@ class LLMEngine:
                 return parsed
         if self._halted:
             raise LLMUnavailable(self._halted, fatal=True)
+        self._breaker.check()
         self.spend.check()
         self._budget.check()
         self._note_run()
@@ -134,6 +137,7 @@ class LLMEngine:
         self.spend.sent(attempt.input_tokens + attempt.output_tokens)
         with self._lock:
             self._outcomes[call.subject] = attempt.outcome
+        self._breaker.note(attempt.outcome)
         if attempt.outcome != "ok":  # why, where a user looks: one line per failed request
             log.info("%s %s: %s on the %s rung", call.purpose, call.subject, attempt.outcome, attempt.rung)
         llm_log.record_call(
@@ -279,6 +283,9 @@ class LLMEngine:
         except LLMReportCapped:
             self._why("capped")
             return None
+        except LLMStopped:
+            self._why("stopped")
+            return None
         except LLMError:
             with self._lock:
                 last = self._outcomes.get(pr.uid, "error")
@@ -372,24 +379,15 @@ class LLMEngine:
             assert isinstance(result, NarrativeOut)
             self._narrative = "llm"
             report = apply_narrative(report, result)
-        notes = [n for n in (self.budget_note(report.lang), self.gate_note(report.lang)) if n]
-        return report.model_copy(update={"warnings": [*report.warnings, *notes]})
+        lang, model = report.lang, self.settings.model
+        over = self._counts["over_budget"]
+        notes = [self._budget.note(lang, over), self.gate_note(lang), self._breaker.note_text(model, lang)]
+        return report.model_copy(update={"warnings": [*report.warnings, *(n for n in notes if n)]})
 
     def gate_note(self, lang: str) -> str | None:
         """What a report says when the quality gate (gate.py) refused analyses, else None."""
         n = self._failed["gate"]
         return texts(lang)["llm_gate_refused"].format(model=self.settings.model, n=n) if n else None
-
-    def budget_note(self, lang: str) -> str | None:
-        """What a report says when the monthly token budget stopped this run's requests, else None."""
-        if not self._budget.spent:
-            return None
-        t = texts(lang)
-        endpoint, budget = shown_endpoint(self._endpoint), f"{self.settings.monthly_token_budget:,}"
-        n = self._counts["over_budget"]
-        if n:
-            return t["llm_budget_spent"].format(endpoint=endpoint, budget=budget, n=n)
-        return t["llm_budget_spent_narrative"].format(endpoint=endpoint, budget=budget)
 
 
 def _short_hash(text: str) -> str:

@@ -291,10 +291,14 @@ def test_a_pr_that_failed_within_the_hour_is_not_asked_again(store: Store, serve
     assert [pr_number(r) for r in fake.requests[asked:]] == [bad, bad]  # the answer and one repair
 
 
-def assert_rules_report(store: Store, report: Report, engine: LLMEngine) -> None:
+def assert_rules_report(store: Store, report: Report, engine: LLMEngine, stopped: bool = False) -> None:
+    """The rules' report; where the model kept failing (``stopped``) it says the run stopped asking."""
     usage = engine.usage()
     assert usage.fallback == 30 and usage.narrative == "rules"
     expected = rules_report(store)
+    notes = [w for w in report.warnings if w not in expected.warnings]
+    assert ["rules engine analysed the PRs left" in note for note in notes] == [True] * stopped
+    report = report.model_copy(update={"warnings": expected.warnings})
     assert render_markdown(report) == render_markdown(expected)
     assert report.stats == expected.stats
 
@@ -312,7 +316,13 @@ def assert_rules_report(store: Store, report: Report, engine: LLMEngine) -> None
 )
 def test_a_failing_server_leaves_the_rules_report(store: Store, serve, reply: Reply, options: dict) -> None:
     fake = serve(responder=lambda _: reply)
-    assert_rules_report(store, *report_with_llm(store, settings(fake, **options)))
+    report, engine = report_with_llm(store, settings(fake, **options))
+    # A model whose every answer fails is asked no more once it has failed three requests: the ones in
+    # flight then finish (two workers), and no PR or narrative is sent after.
+    stopped = reply.content == "I would rather not." or "timeout" in options
+    assert_rules_report(store, report, engine, stopped)
+    if stopped:
+        assert fake.calls <= 5 and engine.usage().not_analysed["stopped"] >= 25
 
 
 def test_a_refused_key_stops_the_run_after_the_first_calls(store: Store, serve) -> None:

@@ -188,11 +188,13 @@ def test_junk_is_refused_repaired_once_then_the_rules_answer_and_nothing_is_cach
         )
 
     assert [n for n in JUNK if kept(n)] == [] and kept(MENDED) is not None
-    # A rerun pays again for the refused PRs alone (the others come from the cache).
+    # A rerun pays again for the refused PRs alone (the others come from the cache); the model fails
+    # them again, and three failed requests without a good one stop the run's asking (breaker.py).
     before = fake.calls
     _, again = report_with_llm(demo_store, settings(fake))
     rerun = [pr_number(r) for r in fake.requests[before:] if "<untrusted_pr_data>" in r.user]
-    assert sorted(set(rerun)) == sorted(JUNK) and again.usage().cached == 30 - len(JUNK)
+    assert set(rerun) <= set(JUNK) and len(set(rerun)) >= 2 and again.usage().cached == 30 - len(JUNK)
+    assert again.usage().not_analysed == {"gate": len(set(rerun)), "stopped": len(JUNK) - len(set(rerun))}
 
 
 def test_an_analysis_cached_before_the_gate_is_asked_again(demo_store: Store, serve) -> None:

@@ -52,9 +52,6 @@ def test_junk_is_told_from_sentences() -> None:
 def week(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not BUNDLE.exists():
         pytest.skip(f"{BUNDLE} is not here")
-    # The quality gate on model output (issue 34 item 3) is landing beside these tests; before it, the
-    # junk is accepted, and the weeks' tests would fail for want of it rather than for a fault of its own.
-    pytest.importorskip("prdigest.analysis.llm.gate", reason="the quality gate has not landed yet")
     return clone(tmp_path_factory.mktemp("miles") / "miles")
 
 
@@ -69,13 +66,22 @@ def assert_no_worse(llm: dict[str, Any], rules: dict[str, Any], seconds: float, 
     assert kept == 1.0, strong_findings(rules) - strong_findings(llm)
 
 
+def assert_rerun_asks_again(git: Path, db: Path, env: dict[str, str], first: dict[str, Any]) -> None:
+    """Nothing the model failed on was cached: a rerun reuses only its good analyses, and asks again."""
+    _, again, _ = week_report(git, db, env)
+    usage = again["llm_usage"]
+    assert usage["cached"] == first["llm_usage"]["analysed"] < 7 and usage["run_calls"] > 0, usage
+
+
 @pytest.mark.timeout(300)
 def test_a_weak_fake_week_keeps_the_rules_findings(week: Path, tmp_path: Path) -> None:
     _, rules, _ = week_report(week, tmp_path / "rules.db")
     with FakeOpenAI("weak", responder=weak_answers) as fake:
-        seconds, llm, stderr = week_report(week, tmp_path / "llm.db", llm_env(fake.url, "fake-model", KEY))
-    assert_no_worse(llm, rules, seconds, stderr)
-    assert "did not analyse" in stderr  # the gate refused the junk, and the report says so
+        env = llm_env(fake.url, "fake-model", KEY)
+        seconds, llm, stderr = week_report(week, tmp_path / "llm.db", env)
+        assert_no_worse(llm, rules, seconds, stderr)
+        assert "did not analyse" in stderr  # the gate refused the junk, and the report says so
+        assert_rerun_asks_again(week, tmp_path / "llm.db", env, llm)
 
 
 @pytest.fixture(scope="module")
@@ -106,5 +112,7 @@ def test_llm_check_on_llama_cpp_python(real_server: str, tmp_path: Path) -> None
 @pytest.mark.timeout(1800)  # the rules' report, then the model's (REPORT_TIMEOUT_S at most)
 def test_a_real_weak_model_keeps_the_rules_findings(real_server: str, week: Path, tmp_path: Path) -> None:
     _, rules, _ = week_report(week, tmp_path / "rules.db")
-    seconds, llm, stderr = week_report(week, tmp_path / "llm.db", llm_env(real_server, MODEL))
+    env = llm_env(real_server, MODEL)
+    seconds, llm, stderr = week_report(week, tmp_path / "llm.db", env)
     assert_no_worse(llm, rules, seconds, stderr)
+    assert_rerun_asks_again(week, tmp_path / "llm.db", env, llm)
