@@ -231,6 +231,9 @@ class LLMSettings(_Section):
     concurrency: int | None = Field(default=None, ge=1, le=64)
     max_output_tokens: OutputCaps = Field(default_factory=OutputCaps)
     input_budget_tokens: int = Field(default=6000, ge=1000, le=200_000)
+    # Stream the answers, ended once their JSON closes or the deadline passes (the server then stops
+    # generating); None: for a server on this machine or a private network, whose time is the team's.
+    stream: bool | None = None
     # The SDK's retries of a failed request; None: see `retries`.
     max_retries: int | None = Field(default=None, ge=0, le=5)
     # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
@@ -245,6 +248,10 @@ class LLMSettings(_Section):
         if self.concurrency is not None:
             return self.concurrency
         return LOCAL_WORKERS if is_local_url(self.base_url) else HOSTED_WORKERS
+
+    @property
+    def streams(self) -> bool:
+        return self.stream if self.stream is not None else is_local_url(self.base_url)
 
     @property
     def retries(self) -> int:

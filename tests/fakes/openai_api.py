@@ -7,11 +7,16 @@ One mode per kind of server:
     prose        some Ollama/SGLang set-ups: response_format ignored, the JSON wrapped in prose
     plain        an older server: any response_format answered 400
     weak         llama-cpp-python with a tiny model: a json_schema response_format answered 500 (its
-                 request validation names response_format); pair it with ``weak_answers``
+                 request validation names response_format), and a stream ended with [DONE] and no
+                 finish reason when another request arrives (its interrupt_requests); pair it with
+                 ``weak_answers``
 
 An accepted request is answered from the queue (``enqueue``), else by the responder,
 a function of the Request. An answer is the message content (a string) or a Reply
-(status, headers, delay, content). The server checks the Bearer key, records every
+(status, headers, delay, content). A request with ``stream`` is answered as OpenAI streams:
+server-sent events of chat.completion.chunk, a few characters each (``drip`` seconds apart), then
+``[DONE]``; a client that leaves mid-stream is counted (``left``), as a real server stops generating
+there. The server checks the Bearer key, records every
 request, and waits ``latency`` seconds before each answer; ``close()`` releases
 answers still waiting. GET /v1/models lists the model (with ``model_fields`` in its
 entry, as vLLM's max_model_len); GET /props answers ``props`` (llama.cpp's server), else 404.
@@ -76,9 +81,13 @@ class Reply:
     finish_reason: str = "stop"
     # (function name, JSON arguments) of each tool call the answer makes, instead of content.
     tool_calls: tuple[tuple[str, str], ...] = ()
-    # Seconds between bytes: a server that drips its answer (its headers too, with drip_headers).
+    # Seconds between bytes: a server that drips its answer (its headers too, with drip_headers); when
+    # the answer is streamed, seconds between its chunks.
     drip: float = 0.0
     drip_headers: bool = False
+    # Streamed: ended after its first chunk with [DONE] and no finish reason, as a server does that
+    # takes a stream back to serve another request.
+    interrupted: bool = False
 
 
 class Dripped(bytes):
@@ -86,6 +95,18 @@ class Dripped(bytes):
 
     every: float = 0.0
     headers: bool = False
+
+
+class Streamed(list[bytes]):
+    """A streamed answer: its server-sent events, ``every`` seconds apart; with ``yields``, ended as soon
+    as another request has arrived since the ``arrived``-th."""
+
+    every: float = 0.0
+    yields: bool = False
+    arrived: int = 0
+
+
+CHUNK_CHARS = 8  # characters of the answer per streamed chunk: a token or two
 
 
 Responder = Callable[[Request], "Reply | str"]
@@ -114,6 +135,7 @@ class FakeOpenAI:
         # Requests being answered at once, now and at most: what a concurrency limit bounds.
         self.in_flight = 0
         self.most_in_flight = 0
+        self.left = 0  # streamed answers the client stopped reading before their end
         self._queue: deque[Reply | str] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -127,6 +149,14 @@ class FakeOpenAI:
     @property
     def calls(self) -> int:
         return len(self.requests)
+
+    def wait_left(self, count: int, timeout: float = 10.0) -> int:
+        """The count of streams clients left, once it reaches ``count`` or ``timeout`` passes (the
+        server notices a client gone at its next write)."""
+        deadline = time.monotonic() + timeout
+        while self.left < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.left
 
     def enqueue(self, *answers: Reply | str) -> None:
         with self._lock:
@@ -196,6 +226,12 @@ class FakeOpenAI:
         if reply.status >= 400:
             status, extra, payload = _error(reply.status, reply.message, "scripted")
             return status, {**extra, **reply.headers}, payload
+        if request.body.get("stream"):
+            events = Streamed(self._chunks(request, reply))
+            events.every, events.yields, events.arrived = reply.drip, self.mode == "weak", self.calls
+            if reply.interrupted:
+                events[1:] = [b"data: [DONE]\n\n"]
+            return 200, {"Content-Type": "text/event-stream", **reply.headers}, events  # type: ignore[return-value]
         payload = self._completion(request, reply)
         if reply.drip:
             payload = Dripped(payload)
@@ -211,18 +247,37 @@ class FakeOpenAI:
             return "1 validation error: body.response_format.type: Input should be 'text' or 'json_object'"
         return ""
 
-    def _completion(self, request: Request, reply: Reply) -> bytes:
-        content = reply.content
+    def _content(self, reply: Reply) -> str:
         if self.mode == "prose":
-            content = f"Sure! Here is the JSON you asked for:\n```json\n{content}\n```\nAnything else?"
+            return f"Sure! Here is the JSON you asked for:\n```json\n{reply.content}\n```\nAnything else?"
+        return reply.content
+
+    def _chunks(self, request: Request, reply: Reply) -> list[bytes]:
+        """The answer as OpenAI streams it: a role chunk, the content a few characters a chunk, the
+        finish reason, the usage in a chunk of no choices when stream_options asks for it, [DONE]."""
+        content = self._content(reply)
+        head = {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": request.body.get("model", "")}  # fmt: skip
+        deltas: list[tuple[dict[str, Any], str | None]] = [({"role": "assistant", "content": ""}, None)]
+        pieces = [content[i : i + CHUNK_CHARS] for i in range(0, len(content), CHUNK_CHARS)]
+        deltas += [({"content": piece}, None) for piece in pieces]
+        deltas.append(({}, reply.finish_reason))
+        events = [
+            json.dumps({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            for delta, finish in deltas
+        ]
+        if (request.body.get("stream_options") or {}).get("include_usage"):
+            events.append(json.dumps({**head, "choices": [], "usage": _usage(request.text, content)}))
+        return [f"data: {event}\n\n".encode() for event in [*events, "[DONE]"]]
+
+    def _completion(self, request: Request, reply: Reply) -> bytes:
+        content = self._content(reply)
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reply.tool_calls:  # as OpenAI sends them: no content, finish_reason "tool_calls"
             message = {"role": "assistant", "content": None, "tool_calls": [
                 {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
                 for i, (name, arguments) in enumerate(reply.tool_calls)
             ]}  # fmt: skip
-        prompt_tokens = math.ceil(len(request.text) / 4)
-        completion_tokens = math.ceil(len(content) / 4)
         return json.dumps(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -236,13 +291,19 @@ class FakeOpenAI:
                         "message": message,
                     }
                 ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
+                "usage": _usage(request.text, content),
             }
         ).encode()
+
+
+def _usage(prompt: str, content: str) -> dict[str, int]:
+    """Tokens as the fake bills them: a quarter of the characters."""
+    prompt_tokens, completion_tokens = math.ceil(len(prompt) / 4), math.ceil(len(content) / 4)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
 
 
 def _error(
@@ -264,6 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(*self.server.fake.handle_get(self.path))  # type: ignore[attr-defined]
 
     def _send(self, status: int, out_headers: dict[str, str], payload: bytes) -> None:
+        if isinstance(payload, Streamed):
+            self._stream(out_headers, payload)
+            return
         try:
             self.send_response(status)
             for name, value in {**out_headers, "Content-Length": str(len(payload))}.items():
@@ -275,6 +339,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up waiting (a timeout test)
+
+    def _stream(self, out_headers: dict[str, str], events: Streamed) -> None:
+        """Send the events one by one, until the last, the client leaves (counted) or the fake closes."""
+        fake = self.server.fake  # type: ignore[attr-defined]
+        self.close_connection = True  # the stream ends when the connection does: no length is sent
+        try:
+            self.send_response(200)
+            for name, value in {**out_headers, "Connection": "close"}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            for event in events:
+                self.wfile.write(event)
+                self.wfile.flush()
+                if fake._closing.wait(events.every):
+                    return
+                if events.yields and fake.calls > events.arrived:  # taken back to serve the newcomer
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    return
+        except (BrokenPipeError, ConnectionResetError):
+            with fake._lock:
+                fake.left += 1
 
     def _drip(self, payload: Dripped) -> None:
         """Send ``payload`` a byte at a time until it is sent, the client leaves or the fake closes."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prdigest.analysis.followups.items import RiskItem
-from prdigest.analysis.llm.client import Call, LLMError, make_call, prompt_lang
+from prdigest.analysis.llm.call import Call, make_call, prompt_lang
+from prdigest.analysis.llm.client import LLMError
 from prdigest.analysis.llm.engine import LLMEngine
 from prdigest.analysis.llm.evidence import evidence_budget, pr_evidence
 from prdigest.analysis.llm.safety import data_line, one_line

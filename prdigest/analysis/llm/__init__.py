@@ -26,17 +26,13 @@ Secret redaction itself lives in ``prdigest.redact``; ``redact`` is re-exported 
 """
 
 from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
+from prdigest.analysis.llm.call import LANGS, Attempt, Call, Exchange, make_call
 from prdigest.analysis.llm.client import (
-    LANGS,
     RUNGS,
-    Attempt,
-    Call,
-    Exchange,
     LLMBadOutput,
     LLMClient,
     LLMError,
     LLMUnavailable,
-    make_call,
     sdk_client,
     tool_call,
 )

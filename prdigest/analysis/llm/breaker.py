@@ -53,6 +53,12 @@ class Breaker:
                 failed, asked = self.failed, self.failed + self.good
             raise LLMStopped(f"the model failed {failed} of the run's {asked} requests; no more are sent")
 
+    def check_after(self, outcome: str) -> None:
+        """After a failed request: raise LLMStopped if it was the one that stopped the run, so that no
+        repair of it is sent either."""
+        if outcome in FAILED:
+            self.check()
+
     def note_text(self, model: str, lang: str) -> str | None:
         """What a report says when the run stopped asking, else None."""
         if not self.stopped:

@@ -14,25 +14,27 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from prdigest.analysis.llm.gate import GateRefused, gated
+from prdigest.analysis.llm.call import Attempt, Call, Exchange
+from prdigest.analysis.llm.gate import GateRefused
 from prdigest.analysis.llm.safety import estimate_tokens
-from prdigest.analysis.llm.schemas import Allowed, LLMOutput, describe_error, first_json_object, strict_schema
+from prdigest.analysis.llm.schemas import CHARS_PER_TOKEN, LLMOutput, describe_error, strict_schema
+from prdigest.analysis.llm.stream import joined
 from prdigest.config import LLMSettings
 from prdigest.errors import PrdigestError
-from prdigest.prompts import Prompt, load_prompt
+from prdigest.prompts import load_prompt
 from prdigest.redact import redact
 
 if TYPE_CHECKING:
     import openai
+    from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
     from openai.types.chat import ChatCompletionToolParam as ChatCompletionToolParam  # routing's tools
 
 RUNGS = ("json_schema", "json_object", "prompt")
-LANGS = ("zh", "en")
 REPLY_ECHO = 4000  # characters of an invalid reply sent back with the repair request
 
 
@@ -53,72 +55,7 @@ class LLMBadOutput(LLMError):
     """The answer stayed invalid after the repair request, or no rung of the ladder was accepted."""
 
 
-def prompt_lang(lang: str) -> str:
-    """``lang`` where a prompt is written in it, else English."""
-    return lang if lang in LANGS else "en"
-
-
-# --- one structured call, and the client that climbs the ladder ---------------------------------
-
-
-@dataclass(frozen=True)
-class Call:
-    """One structured request: its messages, the model that validates the answer and what it may name."""
-
-    purpose: str
-    subject: str
-    version: str
-    lang: str
-    messages: tuple[dict[str, str], ...]
-    schema: type[LLMOutput]
-    allowed: Allowed
-
-    def parse(self, text: str, max_tokens: int | None = None) -> LLMOutput:
-        data = first_json_object(text, max_tokens)  # ValueError: too long or too deep, or no object
-        output = self.schema.model_validate(data, context={"allowed": self.allowed})
-        return gated(output, self.messages, self.lang)
-
-
-def make_call(
-    prompt: Prompt,
-    *,
-    purpose: str,
-    subject: str,
-    version: str,
-    schema: type[LLMOutput],
-    allowed: Allowed,
-    **variables: Any,
-) -> Call:
-    messages = (
-        {"role": "system", "content": prompt.render("system", **variables)},
-        {"role": "user", "content": prompt.render("user", **variables)},
-    )
-    return Call(purpose, subject, version, prompt.lang, messages, schema, allowed)
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """What one request returned: ok with the reply's text, or why it failed."""
-
-    outcome: str  # ok, rejected, timeout, rate_limited, unavailable, error
-    text: str = ""
-    # Billed tokens: none for a refused or failed request.
-    input_tokens: int = 0
-    output_tokens: int = 0
-    detail: str = ""  # a failure's reason as the server or the SDK gave it, for `prdigest llm check`
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One request as the log keeps it."""
-
-    rung: str
-    prompt_hash: str
-    outcome: str
-    input_tokens: int
-    output_tokens: int
-    latency_ms: int
-    repair: bool = False  # the request that sends an invalid answer back with its error
+# --- the client that climbs the ladder -----------------------------------------------------------
 
 
 _FATAL = {"unavailable"}
@@ -136,6 +73,9 @@ class LLMClient:
         self.start = 0  # index into RUNGS
         self._lock = threading.Lock()
         self._sdk: openai.OpenAI | None = None
+        # Streams one at a time: set once the server has taken a stream back to serve another.
+        self.serial = False
+        self._serial = threading.Lock()
 
     @property
     def rung(self) -> str:
@@ -145,7 +85,7 @@ class LLMClient:
         """The validated answer to ``call``; every request sent is passed to ``record``."""
         messages = list(call.messages)
         rung = self.start
-        repaired = False
+        repaired = interrupted = False
         max_tokens = self.settings.max_output_tokens.of(call.purpose)
         while True:
             sent = self._messages(messages, RUNGS[rung], call.lang)
@@ -180,6 +120,8 @@ class LLMClient:
                     {"role": "assistant", "content": reply.text[:REPLY_ECHO]},
                     {"role": "user", "content": repair},
                 ]
+            elif outcome == "interrupted" and not interrupted:
+                interrupted = True  # asked again, one stream at a time from now on (see `_send`)
             elif outcome in ("invalid", "gate"):
                 raise LLMBadOutput(f"{call.subject}: the answer stayed invalid after a repair: {error}")
             else:
@@ -216,6 +158,7 @@ class LLMClient:
     def _send(
         self, messages: list[dict[str, str]], rung: str, schema: type[LLMOutput], max_tokens: int
     ) -> Exchange:
+        import httpx2
         import openai
 
         options: dict[str, Any] = {"max_tokens": max_tokens}
@@ -227,19 +170,60 @@ class LLMClient:
         elif rung == "json_object":
             options["response_format"] = {"type": "json_object"}
         try:
-            completion = self._client().chat.completions.create(
-                model=self.settings.model, messages=sdk_messages(messages), **options
-            )
+            if self.settings.streams:
+                with self._serial if self.serial else nullcontext():
+                    text, usage, finished = self._streamed(messages, options, stop_at_json=rung != "prompt")
+                if not finished:
+                    # The server ended the stream with no finish reason: it took the request back to
+                    # serve another (llama-cpp-python's interrupt_requests). It serves one at a time.
+                    self.serial = True
+                    return Exchange("interrupted", detail="the server ended the stream to serve another")
+            else:
+                completion = self._client().chat.completions.create(
+                    model=self.settings.model, messages=sdk_messages(messages), **options
+                )
+                text = (completion.choices[0].message.content or "") if completion.choices else ""
+                usage = completion.usage  # some servers send none: then estimate what was billed
         except openai.OpenAIError as exc:
             return _failed(exc)
-        text = (completion.choices[0].message.content or "") if completion.choices else ""
-        usage = completion.usage  # some servers send none: then estimate what was billed
+        except httpx2.TimeoutException as exc:  # the deadline passed while the answer streamed in
+            return Exchange("timeout", detail=f"the answer was still arriving: {exc}")
+        except httpx2.TransportError as exc:
+            return Exchange("error", detail=str(exc))
         return Exchange(
             "ok",
             text,
             usage.prompt_tokens if usage else sum(estimate_tokens(m["content"]) for m in messages),
             usage.completion_tokens if usage else estimate_tokens(text),
         )
+
+    def _streamed(
+        self, messages: list[dict[str, str]], options: dict[str, Any], stop_at_json: bool
+    ) -> tuple[str, CompletionUsage | None, bool]:
+        """A streamed answer, read until its JSON object closes (stream.py), its usage if the server
+        sent it before, and whether it was whole: False when the server ended it with no finish reason.
+        Leaving the ``with`` closes the stream, which ends the request on the server."""
+        usage: CompletionUsage | None = None
+        finished, ended = False, False
+        stream = self._client().chat.completions.create(
+            model=self.settings.model,
+            messages=sdk_messages(messages),
+            stream=True,
+            stream_options={"include_usage": True},  # OpenAI, vLLM: a last chunk with it; others ignore it
+            **options,
+        )
+
+        def pieces() -> Iterator[str]:
+            nonlocal usage, finished, ended
+            for chunk in stream:
+                usage = chunk.usage or usage
+                finished = finished or any(choice.finish_reason for choice in chunk.choices)
+                yield from (choice.delta.content or "" for choice in chunk.choices)
+            ended = True
+
+        with stream:
+            text = joined(pieces(), stop_at_json, options["max_tokens"] * CHARS_PER_TOKEN)
+        return text, usage, finished or not ended
 
 
 def sdk_client(settings: LLMSettings) -> openai.OpenAI:

@@ -19,19 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Literal
 
-from prdigest.analysis.llm.breaker import Breaker, LLMStopped
+from prdigest.analysis.llm.breaker import FAILED, Breaker, LLMStopped
 from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
-from prdigest.analysis.llm.client import (
-    RUNGS,
-    Attempt,
-    Call,
-    LLMClient,
-    LLMError,
-    LLMUnavailable,
-    make_call,
-    prompt_lang,
-    request_hash,
-)
+from prdigest.analysis.llm.call import Attempt, Call, make_call, prompt_lang
+from prdigest.analysis.llm.client import RUNGS, LLMClient, LLMError, LLMUnavailable, request_hash
 from prdigest.analysis.llm.evidence import fit, pr_sections, shown_of, with_notes
 from prdigest.analysis.llm.gate import Gate, GateRefused, analysis_texts, prompt_gate
 from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
@@ -140,6 +131,10 @@ class LLMEngine:
         self._breaker.note(attempt.outcome)
         if attempt.outcome != "ok":  # why, where a user looks: one line per failed request
             log.info("%s %s: %s on the %s rung", call.purpose, call.subject, attempt.outcome, attempt.rung)
+        self._log_call(call, attempt)
+        self._breaker.check_after(attempt.outcome)  # a repair is not sent once the model has failed the run
+
+    def _log_call(self, call: Call, attempt: Attempt) -> None:
         llm_log.record_call(
             self.store,
             llm_log.LLMCall(
@@ -283,8 +278,10 @@ class LLMEngine:
         except LLMReportCapped:
             self._why("capped")
             return None
-        except LLMStopped:
-            self._why("stopped")
+        except LLMStopped:  # a PR whose own request failed is counted by why; the others as stopped
+            with self._lock:
+                last = self._outcomes.get(pr.uid)
+            self._why(last if last in FAILED else "stopped")
             return None
         except LLMError:
             with self._lock:

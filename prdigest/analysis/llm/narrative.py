@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prdigest.analysis.llm.client import Call, make_call, prompt_lang
+from prdigest.analysis.llm.call import Call, make_call, prompt_lang
 from prdigest.analysis.llm.evidence import week_evidence, with_notes
 from prdigest.analysis.llm.safety import scrub_prs
 from prdigest.analysis.llm.schemas import Allowed, NarrativeOut

@@ -14,7 +14,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prdigest.analysis.llm.client import RUNGS, Exchange, endpoint_key, probe, probe_tools
+from prdigest.analysis.llm.call import Exchange
+from prdigest.analysis.llm.client import RUNGS, endpoint_key, probe, probe_tools
 from prdigest.analysis.llm.schemas import LLMOutput, first_json_object
 from prdigest.config import LLMSettings
 

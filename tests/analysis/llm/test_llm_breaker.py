@@ -37,15 +37,15 @@ def test_a_model_that_fails_every_pr_is_asked_no_more(demo_store: Store, serve) 
     fake = serve(responder=lambda _: '{"summary": "}, {"}')
     report, engine = report_with_llm(demo_store, settings(fake, concurrency=1), lang="zh")
     usage = engine.usage()
-    # One worker: the first PR's answer and its repair, the second's answer and its repair (the request
-    # in hand finishes); then nothing, the narrative neither.
-    assert fake.calls == FAILS_TO_STOP + 1
-    assert usage.fallback == 30 and usage.not_analysed["stopped"] == 28 and usage.narrative == "rules"
-    note = texts("zh")["llm_stopped"].format(model="fake-model", failed=4, asked=4)
+    # One worker: the first PR's answer and its repair, the second's answer; then nothing, not even that
+    # answer's repair, nor the narrative.
+    assert fake.calls == FAILS_TO_STOP
+    assert usage.fallback == 30 and usage.not_analysed == {"invalid": 2, "stopped": 28} and usage.narrative == "rules"
+    note = texts("zh")["llm_stopped"].format(model="fake-model", failed=3, asked=3)
     assert note in report.warnings
     # Nothing was cached: the next report asks the model again.
     _, again = report_with_llm(demo_store, settings(fake, concurrency=1), lang="zh")
-    assert fake.calls == 2 * (FAILS_TO_STOP + 1) and again.usage().cached == 0
+    assert fake.calls == 2 * FAILS_TO_STOP and again.usage().cached == 0
 
 
 def test_a_model_that_answered_well_once_is_asked_every_pr(demo_store: Store, serve) -> None:
