@@ -172,7 +172,7 @@ class LLMClient:
         try:
             if self.settings.streams:
                 with self._serial if self.serial else nullcontext():
-                    text, usage, finished = self._streamed(messages, options, stop_at_json=rung != "prompt")
+                    text, usage, finished = self._streamed(messages, options, rung != "prompt", schema)
                 if not finished:
                     # The server ended the stream with no finish reason: it took the request back to
                     # serve another (llama-cpp-python's interrupt_requests). It serves one at a time.
@@ -198,9 +198,14 @@ class LLMClient:
         )
 
     def _streamed(
-        self, messages: list[dict[str, str]], options: dict[str, Any], stop_at_json: bool
+        self,
+        messages: list[dict[str, str]],
+        options: dict[str, Any],
+        stop_at_json: bool,
+        schema: type[LLMOutput],
     ) -> tuple[str, CompletionUsage | None, bool]:
-        """A streamed answer, read until its JSON object closes (stream.py), its usage if the server
+        """A streamed answer, read until its JSON object closes or begins with a key ``schema`` does not
+        have (stream.py), its usage if the server
         sent it before, and whether it was whole: False when the server ended it with no finish reason.
         Leaving the ``with`` closes the stream, which ends the request on the server."""
         usage: CompletionUsage | None = None
@@ -222,7 +227,8 @@ class LLMClient:
             ended = True
 
         with stream:
-            text = joined(pieces(), stop_at_json, options["max_tokens"] * CHARS_PER_TOKEN)
+            limit = options["max_tokens"] * CHARS_PER_TOKEN
+            text = joined(pieces(), stop_at_json, limit, frozenset(schema.model_fields))
         return text, usage, finished or not ended
 
 

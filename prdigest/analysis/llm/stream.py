@@ -19,13 +19,15 @@ TRAILING_SPACE = 64
 
 
 class JsonEnd:
-    """Where the first JSON object of a text that arrives in pieces closes. Linear in the text: each
-    character is looked at once, whatever the pieces."""
+    """Where the first JSON object of a text that arrives in pieces closes, and the object's first key.
+    Linear in the text: each character is looked at once, whatever the pieces."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.in_string = False
         self.escaped = False
+        self.first_key: str | None = None
+        self._key: list[str] | None = None  # the first key's characters while it is read
 
     def feed(self, piece: str) -> int | None:
         """The length of ``piece`` up to and with the brace that closes the object; None before it."""
@@ -37,12 +39,19 @@ class JsonEnd:
                     self.escaped = True
                 elif char == '"':
                     self.in_string = False
+                    if self._key is not None:
+                        self.first_key, self._key = "".join(self._key), None
+                        continue
+                if self._key is not None:
+                    self._key.append(char)
             elif char == "{":
                 self.depth += 1
             elif self.depth == 0:
                 continue  # prose before the object: its quotes and braces are not the object's
             elif char == '"':
                 self.in_string = True
+                if self.depth == 1 and self.first_key is None:
+                    self._key = []
             elif char == "}":
                 self.depth -= 1
                 if self.depth == 0:
@@ -50,12 +59,14 @@ class JsonEnd:
         return None
 
 
-def joined(pieces: Iterable[str], stop_at_json: bool, limit: int) -> str:
+def joined(pieces: Iterable[str], stop_at_json: bool, limit: int, keys: frozenset[str] = frozenset()) -> str:
     """The pieces of a streamed answer joined; with ``stop_at_json`` only up to the close of its first
     JSON object (the answer of a JSON rung is that object). Reading goes on past it while only a little
     white space follows, so that a model that has finished lets the server's last chunks (the usage)
-    arrive; at anything else, or once the answer is longer than ``limit`` characters (it is invalid
-    then, whatever follows), the caller closes the stream, which ends the request on the server."""
+    arrive; at anything else, once the answer is longer than ``limit`` characters, or once the object's
+    first key is none of ``keys`` (when given: a model that begins off the schema does not come back to
+    it, and writes on to max_tokens; the answer is invalid either way) the caller closes the stream,
+    which ends the request on the server."""
     parts: list[str] = []
     size = 0
     end = JsonEnd() if stop_at_json else None
@@ -73,6 +84,6 @@ def joined(pieces: Iterable[str], stop_at_json: bool, limit: int) -> str:
             after = len(piece) - cut
             if piece[cut:].strip():
                 break
-        elif size > limit:
+        elif size > limit or (keys and end is not None and end.first_key not in (None, *keys)):
             break
     return "".join(parts)

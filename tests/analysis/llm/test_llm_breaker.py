@@ -40,7 +40,8 @@ def test_a_model_that_fails_every_pr_is_asked_no_more(demo_store: Store, serve) 
     # One worker: the first PR's answer and its repair, the second's answer; then nothing, not even that
     # answer's repair, nor the narrative.
     assert fake.calls == FAILS_TO_STOP
-    assert usage.fallback == 30 and usage.not_analysed == {"invalid": 2, "stopped": 28} and usage.narrative == "rules"
+    assert usage.fallback == 30 and usage.not_analysed == {"invalid": 2, "stopped": 28}
+    assert usage.narrative == "rules"
     note = texts("zh")["llm_stopped"].format(model="fake-model", failed=3, asked=3)
     assert note in report.warnings
     # Nothing was cached: the next report asks the model again.

@@ -40,6 +40,17 @@ def test_finished_answers_are_read_to_their_end_and_runaways_are_cut() -> None:
     assert len(joined(cut_at(endless, 8), True, 100)) <= 108
 
 
+@pytest.mark.parametrize("size", [1, 5, 1000])
+def test_an_object_that_begins_off_the_schema_is_cut_at_its_first_key(size: int) -> None:
+    keys = frozenset({"summary", "importance"})
+    off = '{"description": "' + "garbage " * 500 + '"}'
+    assert joined(cut_at(off, size), True, 100_000, keys).startswith('{"description"')
+    assert len(joined(cut_at(off, size), True, 100_000, keys)) < 20 + size
+    on = '{"summary": "A \\"quoted\\" fix", "extra": 1, "importance": 5}'
+    assert joined(cut_at(on, size), True, 100_000, keys) == on  # later keys are the schema's to judge
+    assert joined(cut_at(off, size), True, 100_000) == off  # no keys given: read to its close
+
+
 def test_the_scan_takes_linear_time_on_hostile_text() -> None:
     started = time.monotonic()
     end = JsonEnd()
@@ -109,3 +120,12 @@ def test_a_server_that_serves_one_stream_at_a_time_gets_one(demo_store: Store, s
     engine.analyse(prs, analyse_prs(demo_store, prs, Taxonomy(), "en"), Taxonomy(), "en")
     outcomes = [c.outcome for c in llm_log.calls_of_run(demo_store, engine.run_id)]
     assert engine.usage().analysed == 6 and "interrupted" in outcomes and engine.client.serial
+
+
+def test_an_answer_that_begins_off_the_schema_is_left_at_once(demo_store: Store, serve) -> None:
+    off = '{"description": "' + "more words " * 200 + '"}'  # 2,200 characters, 14 s at a chunk per 50 ms
+    fake = serve(responder=lambda _: Reply(content=off, drip=0.05))
+    engine = ask_one(demo_store, settings(fake))
+    calls = llm_log.calls_of_run(demo_store, engine.run_id)
+    assert [c.outcome for c in calls] == ["invalid", "invalid"]  # the answer and its repair, both cut
+    assert fake.wait_left(2) == 2 and all(c.latency_ms < 5_000 for c in calls)
