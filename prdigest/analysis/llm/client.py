@@ -51,6 +51,10 @@ class LLMUnavailable(LLMError):
         self.fatal = fatal
 
 
+class LLMContextFull(LLMUnavailable):
+    """The prompt did not fit the server's context: asked again with less evidence, it may."""
+
+
 class LLMBadOutput(LLMError):
     """The answer stayed invalid after the repair request, or no rung of the ladder was accepted."""
 
@@ -124,6 +128,8 @@ class LLMClient:
                 interrupted = True  # asked again, one stream at a time from now on (see `_send`)
             elif outcome in ("invalid", "gate"):
                 raise LLMBadOutput(f"{call.subject}: the answer stayed invalid after a repair: {error}")
+            elif outcome == "context":
+                raise LLMContextFull(f"{call.subject}: the prompt did not fit the server's context")
             else:
                 raise LLMUnavailable(f"{call.subject}: {outcome}", fatal=outcome in _FATAL)
 

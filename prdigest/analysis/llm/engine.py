@@ -10,28 +10,31 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Literal
 
 from prdigest.analysis.llm.breaker import FAILED, Breaker, LLMStopped
 from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
-from prdigest.analysis.llm.call import Attempt, Call, make_call, prompt_lang
-from prdigest.analysis.llm.client import RUNGS, LLMClient, LLMError, LLMUnavailable, request_hash
-from prdigest.analysis.llm.evidence import fit, pr_sections, shown_of, with_notes
+from prdigest.analysis.llm.call import Attempt, Call, prompt_lang
+from prdigest.analysis.llm.client import (
+    RUNGS,
+    LLMClient,
+    LLMContextFull,
+    LLMError,
+    LLMUnavailable,
+    request_hash,
+)
 from prdigest.analysis.llm.gate import Gate, GateRefused, analysis_texts, prompt_gate
 from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
 from prdigest.analysis.llm.narrative import apply_narrative, narrative_call
-from prdigest.analysis.llm.safety import data_line, one_line
+from prdigest.analysis.llm.pr_call import pr_call
 from prdigest.analysis.llm.schemas import (
-    JUDGED_LABELS,
     SOURCES,
-    Allowed,
     LLMOutput,
     NarrativeOut,
     PRAnalysisOut,
@@ -48,6 +51,7 @@ from prdigest.storage import Store, llm_budget, llm_log
 from prdigest.storage.db import analysis_key
 
 log = logging.getLogger("prdigest.llm")
+MIN_INPUT_BUDGET = 1000  # input tokens: below this a PR's evidence says too little to analyse
 RETRY_FAILED_AFTER = timedelta(hours=1)  # a PR's invalid or timed-out analysis is not asked again sooner
 
 
@@ -74,6 +78,7 @@ class LLMEngine:
         self._outcomes: dict[str, str] = {}  # each subject's last request outcome: why it failed
         self._failed: Counter[str] = Counter()  # PRs the LLM did not analyse, by why
         self._breaker = Breaker()  # stops the run's requests to a model that keeps failing
+        self._input_budget = settings.input_budget_tokens  # halved when a prompt overflows the context
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -269,9 +274,13 @@ class LLMEngine:
         instructions: str,
     ) -> PRAnalysis | None:
         """The LLM's own analysis of ``pr`` (cached), or None where it failed."""
+        excerpt = diff(pr) if pr.diff_excerpt is None else None
         try:
-            call = self._pr_call(pr, rules, taxonomy, lang, version, diff, instructions)
-            result = self.complete(call)
+            result = self._fitted(
+                lambda budget: pr_call(
+                    self.store, pr, rules, taxonomy, lang, version, excerpt, instructions, budget
+                )
+            )
         except LLMBudgetSpent:
             self._count("over_budget")
             return None
@@ -293,6 +302,19 @@ class LLMEngine:
         self.store.put_analysis(pr, analysis, lang)
         return analysis
 
+    def _fitted(self, build: Callable[[int], Call], *, cache: bool = False) -> LLMOutput:
+        """The answer to the request ``build`` makes within the run's input budget. A server whose context
+        the prompt did not fit (``context``) is asked once more with half the evidence, and so is every
+        later request of the run: the evidence shrinks, the way of asking stays."""
+        budget = self._input_budget
+        try:
+            return self.complete(build(budget), cache=cache)
+        except LLMContextFull:
+            with self._lock:
+                self._input_budget = max(MIN_INPUT_BUDGET, min(self._input_budget, budget // 2))
+                budget = self._input_budget
+            return self.complete(build(budget), cache=cache)
+
     def _cached(self, key: str, gate: Gate) -> PRAnalysis | None:
         """The cached analysis, its texts through the gate; None when there is none, or the gate refuses
         it (kept by a release without the gate): it is asked again."""
@@ -301,60 +323,6 @@ class LLMEngine:
             return cached.model_copy(update=analysis_texts(gate, cached)) if cached else None
         except GateRefused:
             return None
-
-    def _pr_call(
-        self,
-        pr: PullRequest,
-        rules: PRAnalysis,
-        taxonomy: Taxonomy,
-        lang: str,
-        version: str,
-        diff: DiffLoader,
-        instructions: str,
-    ) -> Call:
-        prompt = load_prompt("analyse_pr", prompt_lang(lang))
-        tags = known_tags(taxonomy)
-        variables = {
-            "repo": pr.repo,
-            "tags": tags,
-            "sources": SOURCES,
-            # The rules' findings for the judged labels: hints to confirm or reject, never findings.
-            "hints": [
-                data_line(f"{r.label}: {one_line(r.evidence, 300)} ({r.evidence_source})")
-                for r in rules.risks
-                if r.label in JUDGED_LABELS
-            ],
-        }
-        related = {n: self._title(pr.repo, n) for n in pr.related}
-        notes, budget = with_notes(prompt, self.settings.input_budget_tokens, instructions, **variables)
-        header, sections = pr_sections(
-            pr, budget, pr.diff_excerpt if pr.diff_excerpt is not None else diff(pr), related
-        )
-        evidence = fit(header, sections, budget)
-        # The PRs it may call related: its own references, and any "#N" its text names.
-        named = {int(n) for n in re.findall(r"#(\d+)", f"{pr.title}\n{pr.body}")}
-        allowed = Allowed(
-            links=frozenset(filter(None, [pr.url])),
-            tags=frozenset(tags),
-            risk_labels=frozenset(JUDGED_LABELS),
-            prs=frozenset(named | set(pr.related)) - {pr.number or 0},
-            shown=shown_of(pr, sections),
-        )
-        return make_call(
-            prompt,
-            purpose="analyse_pr",
-            subject=pr.uid,
-            version=version,
-            schema=PRAnalysisOut,
-            allowed=allowed,
-            evidence=evidence,
-            instructions=notes,
-            **variables,
-        )
-
-    def _title(self, repo: str, number: int) -> str:
-        cached = self.store.get_pr(repo, number)
-        return one_line(cached.title, 200) if cached else ""
 
     # --- the week's narrative -------------------------------------------------------------
 
@@ -367,9 +335,10 @@ class LLMEngine:
         """
         if not report.prs:
             return report
-        call = narrative_call(report, analyses, self.settings.input_budget_tokens, instructions)
         try:
-            result = self.complete(call, cache=True)
+            result = self._fitted(
+                lambda budget: narrative_call(report, analyses, budget, instructions), cache=True
+            )
         except LLMError:
             self._narrative = "rules"
         else:

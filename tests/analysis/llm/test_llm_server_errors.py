@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from fakes.openai_api import Reply, Request, prdigest_answers
-from test_llm_engine import DEMO, settings
+from fakes.openai_api import Reply, Request, analysis_json, pr_number, prdigest_answers
+from test_llm_engine import DEMO, settings, week_prs
 
 from prdigest.analysis.llm import LLMClient, LLMEngine
 from prdigest.config import LLMSettings, Taxonomy
@@ -46,9 +46,30 @@ def test_a_full_context_is_no_refused_format_and_says_why(demo_store: Store, ser
     calls = llm_log.calls_of_run(demo_store, engine.run_id)
     assert {c.outcome for c in calls} == {"context"} and {c.rung for c in calls} == {"json_schema"}
     assert engine.client.rung == "json_schema"  # the ladder is not walked down for it
+    assert len(calls) == 4  # each PR asked once more with less evidence
     # Why, where a user looks: the usage counts it, the log has a line per failed request.
     assert engine.usage().not_analysed == {"context": 2}
-    assert sum("context on the json_schema rung" in r.getMessage() for r in caplog.records) == 2
+    assert sum("context on the json_schema rung" in r.getMessage() for r in caplog.records) == 4
+
+
+def test_a_prompt_over_the_context_is_asked_again_with_half_the_evidence(demo_store: Store, serve) -> None:
+    first, second = week_prs(demo_store)[:2]
+    long_body = "The loader now reads the shards in the order the index gives. " * 800  # 50,000 characters
+    big = [pr.model_copy(update={"body": long_body}) for pr in (first, second)]
+
+    def fits(request: Request) -> str | Reply:  # a server with a 3,000-token context
+        if len(request.text) > 4 * 3000:
+            return Reply(status=400, message="Requested tokens (6100) exceed context window of 3000")
+        return analysis_json(pr_number(request))
+
+    fake = serve(responder=fits)
+    engine = LLMEngine(settings(fake, concurrency=1, input_budget_tokens=5000), demo_store)
+    out = engine.analyse(big, analyse_prs(demo_store, big, Taxonomy(), "en"), Taxonomy(), "en")
+    calls = llm_log.calls_of_run(demo_store, engine.run_id)
+    # The first PR overflows, then fits with half the evidence; the second is sent at once at that size.
+    assert [c.outcome for c in calls] == ["context", "ok", "ok"]
+    assert {a.engine for a in out.values()} == {"llm"}
+    assert len(fake.requests[1].text) < 0.7 * len(fake.requests[0].text)
 
 
 def test_a_plain_server_error_is_no_refused_format(demo_store: Store, serve) -> None:
