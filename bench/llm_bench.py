@@ -144,8 +144,11 @@ def main() -> None:
     ):
         store = Store(Path(tmp) / "bench.db")
         store.upsert_prs(prs)
-        # A hosted endpoint's concurrency: the fake listens on 127.0.0.1, where the default is 2.
-        llm = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model", concurrency=HOSTED_WORKERS)
+        # A hosted endpoint's concurrency and whole answers: the fake listens on 127.0.0.1, where the
+        # defaults are 2 requests in flight, streamed.
+        llm = LLMSettings(
+            base_url=fake.url, api_key=fake.key, model="fake-model", concurrency=HOSTED_WORKERS, stream=False
+        )
         seconds, first = report_run(store, llm, repo, window)
         print(f"llm_wall_s_{args.prs}={seconds:.3f}", flush=True)
         print(f"llm_calls_first={first.usage().run_calls}", flush=True)

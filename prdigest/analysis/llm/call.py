@@ -3,6 +3,9 @@ the schema that validates the answer, what the answer may name, and the quality 
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +37,11 @@ class Call:
         data = first_json_object(text, max_tokens)  # ValueError: too long or too deep, or no object
         output = self.schema.model_validate(data, context={"allowed": self.allowed})
         return gated(output, self.messages, self.lang)
+
+
+def request_hash(messages: Sequence[dict[str, str]]) -> str:
+    """A short hash of the messages as sent: the log's prompt hash, the answers' cache key."""
+    return hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
 def make_call(

@@ -9,8 +9,6 @@ report without an LLM never loads it.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import threading
 import time
@@ -18,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from prdigest.analysis.llm.call import Attempt, Call, Exchange
+from prdigest.analysis.llm.call import Attempt, Call, Exchange, request_hash
 from prdigest.analysis.llm.gate import GateRefused
 from prdigest.analysis.llm.safety import estimate_tokens
 from prdigest.analysis.llm.schemas import CHARS_PER_TOKEN, LLMOutput, describe_error, strict_schema
@@ -57,9 +55,6 @@ class LLMContextFull(LLMUnavailable):
 
 class LLMBadOutput(LLMError):
     """The answer stayed invalid after the repair request, or no rung of the ladder was accepted."""
-
-
-# --- the client that climbs the ladder -----------------------------------------------------------
 
 
 _FATAL = {"unavailable"}
@@ -162,8 +157,15 @@ class LLMClient:
             return self._sdk
 
     def _send(
-        self, messages: list[dict[str, str]], rung: str, schema: type[LLMOutput], max_tokens: int
+        self,
+        messages: list[dict[str, str]],
+        rung: str,
+        schema: type[LLMOutput],
+        max_tokens: int,
+        keys: frozenset[str] | None = None,
     ) -> Exchange:
+        """One request; a streamed answer is left once its JSON object begins with a key not in ``keys``
+        (None: the schema's fields)."""
         import httpx2
         import openai
 
@@ -178,7 +180,8 @@ class LLMClient:
         try:
             if self.settings.streams:
                 with self._serial if self.serial else nullcontext():
-                    text, usage, finished = self._streamed(messages, options, rung != "prompt", schema)
+                    keys = frozenset(schema.model_fields) if keys is None else keys
+                    text, usage, finished = self._streamed(messages, options, rung != "prompt", keys)
                 if not finished:
                     # The server ended the stream with no finish reason: it took the request back to
                     # serve another (llama-cpp-python's interrupt_requests). It serves one at a time.
@@ -208,10 +211,10 @@ class LLMClient:
         messages: list[dict[str, str]],
         options: dict[str, Any],
         stop_at_json: bool,
-        schema: type[LLMOutput],
+        keys: frozenset[str],
     ) -> tuple[str, CompletionUsage | None, bool]:
-        """A streamed answer, read until its JSON object closes or begins with a key ``schema`` does not
-        have (stream.py), its usage if the server
+        """A streamed answer, read until its JSON object closes or begins with a key not in ``keys``
+        (stream.py), its usage if the server
         sent it before, and whether it was whole: False when the server ended it with no finish reason.
         Leaving the ``with`` closes the stream, which ends the request on the server."""
         usage: CompletionUsage | None = None
@@ -234,7 +237,7 @@ class LLMClient:
 
         with stream:
             limit = options["max_tokens"] * CHARS_PER_TOKEN
-            text = joined(pieces(), stop_at_json, limit, frozenset(schema.model_fields))
+            text = joined(pieces(), stop_at_json, limit, keys)
         return text, usage, finished or not ended
 
 
@@ -296,7 +299,8 @@ def probe(
 ) -> Exchange:
     """One request on ``rung`` of the ladder, sent once: a refusal is an answer here, not a retry."""
     client = LLMClient(settings.model_copy(update={"max_retries": 0}))
-    return client._send(LLMClient._messages(messages, rung, "en"), rung, schema, max_tokens)
+    # Any JSON object tells the rung works: the answer is read to its close whatever its first key.
+    return client._send(LLMClient._messages(messages, rung, "en"), rung, schema, max_tokens, frozenset())
 
 
 def probe_tools(
@@ -388,7 +392,3 @@ def sdk_messages(messages: Sequence[dict[str, str]]) -> list[ChatCompletionMessa
         else:
             raise ValueError(f"prdigest sends no {role!r} messages")
     return out
-
-
-def request_hash(messages: Sequence[dict[str, str]]) -> str:
-    return hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode()).hexdigest()[:16]

@@ -20,14 +20,13 @@ from typing import Literal
 
 from prdigest.analysis.llm.breaker import FAILED, Breaker, LLMStopped
 from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
-from prdigest.analysis.llm.call import Attempt, Call, prompt_lang
+from prdigest.analysis.llm.call import Attempt, Call, prompt_lang, request_hash
 from prdigest.analysis.llm.client import (
     RUNGS,
     LLMClient,
     LLMContextFull,
     LLMError,
     LLMUnavailable,
-    request_hash,
 )
 from prdigest.analysis.llm.gate import Gate, GateRefused, analysis_texts, prompt_gate
 from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
