@@ -10,7 +10,7 @@ import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -21,6 +21,7 @@ from prdigest.clock import utc_now
 from prdigest.errors import StorageError
 from prdigest.models import PRAnalysis, PullRequest, Report, Window
 from prdigest.storage.migrations import migrate
+from prdigest.storage.setup_lock import setup_lock
 
 # Rows written or read at a time where a window may hold tens of thousands of PRs.
 BATCH = 500
@@ -40,14 +41,16 @@ class Store:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = threading.RLock()
+        in_memory = str(path) == ":memory:"
         try:
-            if str(path) != ":memory:":
+            if not in_memory:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-            self.db = Database(conn)
-            if str(path) != ":memory:":
-                self.db.enable_wal()
-            migrate(self.db)
+            with nullcontext() if in_memory else setup_lock(self.path):
+                conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+                self.db = Database(conn)
+                if not in_memory:
+                    self.db.enable_wal()
+                migrate(self.db)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise StorageError(f"cannot open the database {path}: {exc}") from None
 
