@@ -31,7 +31,6 @@ from prdigest.config import Settings, load_settings
 from prdigest.models import Report, Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
-from prdigest.storage.deliveries import get_delivery
 from prdigest.storage.subscriptions import save_subscription
 from prdigest.subscription import Subscription
 
@@ -121,13 +120,10 @@ def test_slack_accepts_the_card_after_the_client_timed_out(demo_store: Store, sl
     sched = scheduler(demo_store, {"slack": slack_out(slack)})
     try:
         slack.slow("chat.postMessage", 2.5)  # posted at once, answered past the 1 s timeout
-        assert sched.run(sub.id or 0) is None  # the send timed out: maybe posted
-        key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
-        row = get_delivery(demo_store, key)
-        assert row is not None and row.status == "claimed", "the claim is kept, not released"
-        slack.wait_for(lambda: len(slack_cards(slack)) == 1)
-        retried = run_retry(sched, sub)
-        assert retried.status == "recovered" and retried.message_id == slack_cards(slack)[0].ts
+        # The send timed out, maybe posted: the run looks for the card by its key, finds it, keeps it.
+        outcome = sched.run(sub.id or 0)
+        assert outcome is not None and outcome.status == "posted"
+        assert [outcome.message_id] == [card.ts for card in slack_cards(slack)]
         third = sched.run(sub.id or 0)
         assert third is not None and third.status == "already"
         assert len(slack_cards(slack)) == 1
@@ -139,13 +135,13 @@ def test_slack_500_then_recovery_posts_once_while_running(demo_store: Store, sla
     sub = subscribe(demo_store, "slack")
     sched = scheduler(demo_store, {"slack": slack_out(slack)})
     try:
-        slack.server_error("chat.postMessage", 500)
-        assert sched.run(sub.id or 0) is None
-        assert slack_cards(slack) == []
-        retried = run_retry(sched, sub)  # the fault is over: the retry job looks, finds none, posts
-        assert retried.status == "posted"
+        slack.server_error("chat.postMessage", 500, times=2)  # twice, then Slack is fine
+        outcome = sched.run(sub.id or 0)  # within the run: look for the card, find none, post again
+        assert outcome is not None and outcome.status == "posted"
         assert len(slack_cards(slack)) == 1
-        assert len(slack.calls_of("chat.postMessage")) == 2  # the 500 was not retried blindly
+        cards = [c for c in slack.calls_of("chat.postMessage") if not c.args.get("thread_ts")]
+        assert len(cards) == 3 and len(slack.calls_of("conversations.history")) == 2  # never blindly
+        assert sched.retry_job(sub, FIRE) is None
     finally:
         sched.shutdown()
 
@@ -183,7 +179,8 @@ def test_a_week_lost_for_the_whole_grace_period_is_reported(
     sub = subscribe(demo_store, "slack")
     sched = scheduler(demo_store, {"slack": slack_out(slack)}, grace=timedelta(minutes=3))
     try:
-        slack.server_error("chat.postMessage", 500, times=3)  # the run and two retries (1, 2 min)
+        # Every try of the run and of its two retries (1, 2 min).
+        slack.server_error("chat.postMessage", 500, times=3 * retries.ATTEMPTS)
         with caplog.at_level(logging.ERROR, logger="prdigest.scheduler"):
             assert sched.run(sub.id or 0) is None
             assert run_retry(sched, sub) is None
@@ -287,3 +284,28 @@ def test_slack_history_5xx_is_retried_in_the_client(slack: FakeSlack) -> None:
     slack.server_error("conversations.history", 503)
     assert out.find_delivery(CHAT["slack"], "prdigest:1:2026-W37") is None
     assert len(slack.calls_of("conversations.history")) == 2
+
+
+@pytest.mark.parametrize("platform", ["slack", "lark"])
+def test_a_platform_answering_500_twice_then_accepting_gets_one_card_in_one_run(
+    demo_store: Store, slack: FakeSlack, lark: FakeLark, platform: str
+) -> None:
+    sub = subscribe(demo_store, platform)
+    if platform == "slack":
+        slack.server_error("chat.postMessage", 500, times=2)
+        out, cards = slack_out(slack), lambda: slack_cards(slack)
+    else:
+        lark.http_error("/im/v1/messages", 500, times=2)
+        out, cards = lark_out(lark), lambda: lark_cards(lark)
+    outcome = deliver_subscription(settings(), demo_store, sub, {platform: out}, now=FIRE)
+    assert outcome.status == "posted" and [outcome.message_id] == [
+        card.ts if platform == "slack" else card.message_id for card in cards()
+    ]
+
+
+def test_a_refused_slack_post_is_not_looked_for_nor_tried_again(demo_store: Store, slack: FakeSlack) -> None:
+    sub = subscribe(demo_store, "slack")
+    slack.fail("chat.postMessage", "channel_not_found")
+    with pytest.raises(slack_client.SlackError, match="channel_not_found"):
+        deliver_subscription(settings(), demo_store, sub, {"slack": slack_out(slack)}, now=FIRE)
+    assert len(slack.calls_of("chat.postMessage")) == 1 and not slack.calls_of("conversations.history")

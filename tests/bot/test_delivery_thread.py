@@ -89,8 +89,11 @@ def slack_chat(slack: FakeSlack) -> Chat:
         deliverer=AdapterDeliverer(SlackBot(settings, None)),
         cards=lambda: [m.ts for m in slack.in_thread(channel, None) if m.metadata],
         thread=thread,
-        # The card is the first post, the first reply the second: the third call fails (a 500: nothing done).
-        fail_second_reply=lambda: slack.server_error("chat.postMessage", 500, after=2),
+        # The card is the first post, the first reply the second: the third call fails (a 500: nothing
+        # done), and so does each try of it in the run (looked for, not found, posted again).
+        fail_second_reply=lambda: slack.server_error(
+            "chat.postMessage", 500, times=retries.ATTEMPTS, after=2
+        ),
         later=lambda: None,
         render_thread=render_slack_thread,
         posts=lambda: len(slack.calls_of("chat.postMessage")),

@@ -119,12 +119,44 @@ class SlackOutbound:
     def post_card(
         self, channel: str, thread: str | None, report: Report, report_url: str | None, key: str
     ) -> str:
-        """The report's message, tagged with its delivery key in the metadata; its ts."""
-        return self.post(channel, thread, render_slack_message(report, report_url), metadata=_metadata(key))
+        """The report's message, tagged with its delivery key in the metadata, posted once; its ts."""
+        payload = render_slack_message(report, report_url)
+        if thread is not None:
+            return self.post(channel, thread, payload, metadata=_metadata(key))
+        return self.post_once(channel, None, payload, key, lambda: self.find_delivery(channel, key))
 
     def post_thread_reply(self, channel: str, card_ts: str, message: dict[str, Any], key: str) -> str:
-        """A reply in the card's thread, tagged with its own key in the metadata; its ts."""
-        return self.post(channel, card_ts, message, metadata=_metadata(key))
+        """A reply in the card's thread, tagged with its own key in the metadata, posted once; its ts."""
+        return self.post_once(
+            channel, card_ts, message, key, lambda: self.thread_replies(channel, card_ts, key).get(key)
+        )
+
+    def post_once(
+        self,
+        channel: str,
+        thread: str | None,
+        payload: dict[str, Any],
+        key: str,
+        find: Callable[[], str | None],
+    ) -> str:
+        """A message tagged with ``key``, posted once within the run: after a post that may have gone out
+        (a 5xx, a timeout, a lost answer) the message is looked for by its key (``find``) once the shared
+        policy's backoff has passed, and posted again only when it is not there; the last failure is
+        raised (the weekly job's own retry comes back later, and looks first too)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self.post(channel, thread, payload, metadata=_metadata(key))
+            except SlackError as exc:
+                wait = retries.wait_s(attempt, None) if maybe_posted(exc.code) else None
+                if wait is None:
+                    raise
+                log.warning("Slack: a post of %s failed (%s); looking for it in %.1f s", key, exc.code, wait)
+                retries.sleep(wait)
+                found = find()
+                if found is not None:
+                    return found
 
     def update_card(self, channel: str, ts: str, report: Report, report_url: str | None) -> None:
         """A forced re-run: the posted report, redrawn in place."""
@@ -145,7 +177,8 @@ class SlackOutbound:
         pages = self._pages("conversations.replies", replies, channel, limit, ts=card_ts)
         for message in (m for page in pages for m in page):
             reply_key = _delivery_key(message)
-            if message.get("ts") != card_ts and reply_key and reply_key.startswith(f"{key}:"):
+            mine = reply_key is not None and (reply_key == key or reply_key.startswith(f"{key}:"))
+            if message.get("ts") != card_ts and reply_key and mine:
                 found[reply_key] = str(message["ts"])
         return found
 
@@ -310,6 +343,19 @@ def _delivery_key(message: dict[str, Any]) -> str | None:
         return None
     key = (metadata.get("event_payload") or {}).get("key")
     return key if isinstance(key, str) else None
+
+
+# What a failed post answers when it may have gone out all the same: a server error, a lost answer.
+_MAYBE_POSTED = (
+    "internal_error", "fatal_error", "service_unavailable", "request_timeout",
+    "TimeoutError", "URLError", "RemoteDisconnected", "IncompleteRead", "ConnectionResetError",
+)  # fmt: skip
+
+
+def maybe_posted(code: str) -> bool:
+    """Whether a failed chat.postMessage may have posted (so look before posting again), rather than
+    been refused (a missing channel, a bad token: posting again cannot help)."""
+    return code.startswith("http_5") or code in _MAYBE_POSTED
 
 
 def code(exc: BaseException) -> str:
