@@ -20,6 +20,9 @@ import logging
 import os
 import re
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -40,10 +43,13 @@ from prdigest.sources.registry import open_source
 from prdigest.storage import Store
 from prdigest.storage.deliveries import (
     Busy,
+    Claim,
     claim,
     complete,
     get_delivery,
+    owns,
     release,
+    renew,
     uncertain,
 )
 from prdigest.subscription import Subscription
@@ -126,38 +132,81 @@ def deliver_subscription(
         deliverer.update_report(sub.chat_id, done.message_id, report, report_url, key)
         return Outcome(key, "updated", done.message_id, report)
     try:
-        before = claim(store, key, sub.id, iso_week_label(window.since), worker or worker_id(), LEASE)
+        claimed = claim(store, key, sub.id, iso_week_label(window.since), worker or worker_id(), LEASE)
     except Busy as busy:
         if busy.row.status != "claimed":
             return Outcome(key, "already", busy.row.message_id)
         return Outcome(key, "busy", retry_at=busy.row.claimed_at + LEASE)
+    with heartbeat(store, key, claimed.fence, LEASE / 3):
+        return _deliver_claimed(settings, store, sub, window, deliverer, key, claimed)
+
+
+def _deliver_claimed(
+    settings: Settings,
+    store: Store,
+    sub: Subscription,
+    window: Window,
+    deliverer: Deliverer,
+    key: str,
+    claimed: Claim,
+) -> Outcome:
+    """The delivery of a claimed key: find an earlier run's post, or build and post; the claim's fence
+    is checked before the post and when it is recorded, so a worker that lost its claim posts nothing."""
+    before, fence = claimed.before, claimed.fence
+    assert sub.id is not None
     try:
         if before is not None:  # not a fresh claim (a crash, a takeover, a failed send): find first
             found = deliverer.find_delivery(sub.chat_id, key)
             if found:
                 report, report_url = _build(settings, store, sub, window)
                 deliverer.complete_thread(sub.chat_id, found, report, report_url, key)
-                complete(store, key, "posted", found, report.id)
+                complete(store, key, "posted", found, report.id, fence)
                 return Outcome(key, "recovered", found, report)
         report, report_url = _build(settings, store, sub, window)
         if sub.silent_when_empty and report.stats.merged_prs == 0:
-            complete(store, key, "skipped", "", None)
+            complete(store, key, "skipped", "", None, fence)
             return Outcome(key, "skipped", "", report)
+        if not owns(store, key, fence):  # the build outlasted the lease and another worker took over
+            log.warning("delivery %s: the claim was taken over while the report was built; not posting", key)
+            return Outcome(key, "busy")
     except BaseException:
         if before is None:
-            release(store, key)  # nothing was sent: the next run claims afresh
+            release(store, key, fence)  # nothing was sent: the next run claims afresh
         else:
-            uncertain(store, key)  # still not known whether an earlier run's post went out
+            uncertain(store, key, fence)  # still not known whether an earlier run's post went out
         raise
     try:
         message_id = deliverer.deliver(sub.chat_id, report, key, report_url, render_markdown(report))
     except BaseException:
         # Maybe posted (a timeout, a 5xx, a lost answer): the claim stays, open to the next run,
         # which looks in the chat before it posts.
-        uncertain(store, key)
+        uncertain(store, key, fence)
         raise
-    complete(store, key, "posted", message_id, report.id)
+    complete(store, key, "posted", message_id, report.id, fence)
     return Outcome(key, "posted", message_id, report)
+
+
+@contextmanager
+def heartbeat(store: Store, key: str, fence: int, every: timedelta) -> Iterator[None]:
+    """Renew claim ``fence``'s lease every ``every`` while the block runs (a build may outlast the
+    lease); a daemon thread, stopped when the block ends."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every.total_seconds()):
+            try:
+                if not renew(store, key, fence):
+                    return  # taken over or completed: nothing left to renew
+            except PrdigestError as exc:  # a busy database: the next beat tries again
+                log.warning("delivery %s: the lease could not be renewed: %s", key, exc)
+
+    thread = threading.Thread(target=beat, name=f"prdigest-lease-{key}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:

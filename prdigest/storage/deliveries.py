@@ -21,6 +21,7 @@ class Delivery:
     report_id: int | None
     claimed_by: str
     claimed_at: datetime
+    fence: int = 0  # the claim's number: each claim of the key takes the next
 
 
 def get_delivery(store: Store, key: str) -> Delivery | None:
@@ -29,13 +30,11 @@ def get_delivery(store: Store, key: str) -> Delivery | None:
     return _delivery(rows[0]) if rows else None
 
 
-def claim(
-    store: Store, key: str, subscription_id: int, week: str, worker: str, lease: timedelta
-) -> Delivery | None:
+def claim(store: Store, key: str, subscription_id: int, week: str, worker: str, lease: timedelta) -> Claim:
     """Take the key for this worker: a new key, or a claim whose lease ran out (its worker died).
 
-    Returns the row as it was before (None for a new key), or raises Busy when another worker
-    holds a live claim or the week is already posted."""
+    Returns the row as it was before (None for a new key) and the claim's fence, or raises Busy when
+    another worker holds a live claim or the week is already posted."""
     now = utc_now()
     with store.writing() as db:
         rows = list(db.query("select * from deliveries where key = ?", [key]))
@@ -43,40 +42,88 @@ def claim(
             db.table("deliveries").insert(
                 {"key": key, "subscription_id": subscription_id, "week": week, "status": "claimed",
                  "message_id": "", "report_id": None, "claimed_by": worker, "claimed_at": now.isoformat(),
-                 "completed_at": ""}
+                 "completed_at": "", "fence": 1}
             )  # fmt: skip
-            return None
+            return Claim(None, 1)
         before = _delivery(rows[0])
         if before.status != "claimed" or (before.claimed_by != worker and now - before.claimed_at < lease):
             raise Busy(before)
-        db.table("deliveries").update(key, {"claimed_by": worker, "claimed_at": now.isoformat()})
-        return before
+        fence = before.fence + 1
+        claimed = {"claimed_by": worker, "claimed_at": now.isoformat(), "fence": fence}
+        db.table("deliveries").update(key, claimed)
+        return Claim(before, fence)
 
 
-def complete(store: Store, key: str, status: str, message_id: str, report_id: int | None) -> None:
+@dataclass(frozen=True)
+class Claim:
+    before: Delivery | None  # the row as it was (None: a new key)
+    fence: int
+
+
+def renew(store: Store, key: str, fence: int) -> bool:
+    """Extend the lease of claim ``fence`` from now; False when the key is no longer this claim's (its
+    lease ran out and another worker took it over, or it was completed)."""
     with store.writing() as db:
-        db.table("deliveries").update(
-            key,
-            {"status": status, "message_id": message_id, "report_id": report_id,
-             "completed_at": utc_now().isoformat()},
-        )  # fmt: skip
+        cursor = db.execute(
+            "update deliveries set claimed_at = ? where key = ? and fence = ? and status = 'claimed'",
+            [utc_now().isoformat(), key, fence],
+        )
+        return cursor.rowcount == 1
 
 
-def release(store: Store, key: str) -> None:
-    """Give a claim back after a failed post, so the next run tries again at once."""
+def owns(store: Store, key: str, fence: int) -> bool:
+    """Whether claim ``fence`` is still the key's open claim."""
+    row = get_delivery(store, key)
+    return row is not None and row.status == "claimed" and row.fence == fence
+
+
+def complete(
+    store: Store, key: str, status: str, message_id: str, report_id: int | None, fence: int | None = None
+) -> None:
+    """Record the key's outcome; with ``fence``, only while that claim is the key's (else StaleClaim)."""
     with store.writing() as db:
-        db.execute("delete from deliveries where key = ? and status = 'claimed'", [key])
+        cursor = db.execute(
+            "update deliveries set status = ?, message_id = ?, report_id = ?, completed_at = ? where key = ?"
+            + _of(fence),
+            [status, message_id, report_id, utc_now().isoformat(), key, *_fenced(fence)],
+        )
+        if fence is not None and cursor.rowcount != 1:
+            raise StaleClaim(key, fence)
 
 
-def uncertain(store: Store, key: str) -> None:
+def release(store: Store, key: str, fence: int | None = None) -> None:
+    """Give a claim back after a failed post, so the next run tries again at once (with ``fence``: only
+    while that claim is the key's)."""
+    with store.writing() as db:
+        db.execute(
+            "delete from deliveries where key = ? and status = 'claimed'" + _of(fence), [key, *_fenced(fence)]
+        )
+
+
+def uncertain(store: Store, key: str, fence: int | None = None) -> None:
     """A post that may have gone out (a send timed out, the platform answered 5xx): keep the claim,
-    expired, so the next run takes it over and looks for the post in the chat before posting again."""
+    expired, so the next run takes it over and looks for the post in the chat before posting again
+    (with ``fence``: only while that claim is the key's)."""
     expired = datetime.fromtimestamp(0, UTC).isoformat()
     with store.writing() as db:
         db.execute(
-            "update deliveries set claimed_by = '', claimed_at = ? where key = ? and status = 'claimed'",
-            [expired, key],
+            "update deliveries set claimed_by = '', claimed_at = ? where key = ? and status = 'claimed'"
+            + _of(fence),
+            [expired, key, *_fenced(fence)],
         )
+
+
+def _of(fence: int | None) -> str:
+    return "" if fence is None else " and fence = ?"
+
+
+def _fenced(fence: int | None) -> list[int]:
+    return [] if fence is None else [fence]
+
+
+class StaleClaim(Exception):
+    def __init__(self, key: str, fence: int):
+        super().__init__(f"the claim {fence} of {key} was taken over by another worker")
 
 
 class Busy(Exception):
@@ -121,5 +168,5 @@ def _delivery(row: dict[str, Any]) -> Delivery:
     return Delivery(
         key=row["key"], subscription_id=row["subscription_id"], week=row["week"], status=row["status"],
         message_id=row["message_id"] or "", report_id=row["report_id"], claimed_by=row["claimed_by"] or "",
-        claimed_at=datetime.fromisoformat(row["claimed_at"]),
+        claimed_at=datetime.fromisoformat(row["claimed_at"]), fence=row.get("fence") or 0,
     )  # fmt: skip

@@ -332,3 +332,10 @@ def m020_access(db: Database) -> None:
 def m021_llm_calls_by_subject(db: Database) -> None:
     # A report built from cached answers shows what they cost when made: their calls by subject.
     db.table("llm_calls").create_index(["subject", "prompt_version"])
+
+
+@migration
+def m022_delivery_fence(db: Database) -> None:
+    # Each claim of a delivery key takes the next fence number: only the current one renews the lease,
+    # posts and completes (a worker whose lease ran out and was taken over is refused).
+    db.table("deliveries").add_column("fence", int, not_null_default=0)
