@@ -23,8 +23,9 @@ WAIT_S = 30.0  # as long as a write waits for SQLite's lock (the connection's bu
 
 @contextmanager
 def setup_lock(path: Path, wait: float = WAIT_S) -> Iterator[None]:
-    """Held while this process sets up the database at ``path``; StorageError, naming the database, when
-    another process holds it for longer than ``wait`` seconds."""
+    """Held while this process sets up the database at ``path``; StorageError, naming the database and
+    the process that holds it (its id is written in the lock file), when it is held for longer than
+    ``wait`` seconds."""
     lock = path.with_name(f"{path.name}.setup-lock")
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -35,11 +36,14 @@ def setup_lock(path: Path, wait: float = WAIT_S) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
                     raise StorageError(
-                        f"cannot open the database {path}: another process has been setting it up for "
+                        f"cannot open the database {path}: process {holder} has been setting it up for "
                         f"{wait:.0f} s (its lock: {lock})"
                     ) from None
                 time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -65,7 +65,7 @@ def test_processes_that_open_a_new_file_at_once_set_it_up_in_turn(tmp_path: Path
 
 def test_a_setup_held_too_long_is_one_clear_error(tmp_path: Path) -> None:
     db = tmp_path / "held.db"
-    error = r"held\.db: another process has been setting"
+    error = rf"held\.db: process {os.getpid()} has been setting"
     with setup_lock(db), pytest.raises(StorageError, match=error), setup_lock(db, wait=0.2):
         pass
 
