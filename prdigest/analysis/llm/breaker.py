@@ -36,9 +36,13 @@ class Breaker:
         self.stopped = 0  # requests not sent because the run stopped asking
 
     def note(self, outcome: str) -> None:
+        """Count a request's outcome; after a failed one, raise LLMStopped if the run has now failed as
+        the module says (so that not even its repair is sent)."""
         with self._lock:
             self.good += outcome == "ok"
             self.failed += outcome in FAILED
+        if outcome in FAILED:
+            self.check()
 
     @property
     def open(self) -> bool:
@@ -52,12 +56,6 @@ class Breaker:
                 self.stopped += 1
                 failed, asked = self.failed, self.failed + self.good
             raise LLMStopped(f"the model failed {failed} of the run's {asked} requests; no more are sent")
-
-    def check_after(self, outcome: str) -> None:
-        """After a failed request: raise LLMStopped if it was the one that stopped the run, so that no
-        repair of it is sent either."""
-        if outcome in FAILED:
-            self.check()
 
     def note_text(self, model: str, lang: str) -> str | None:
         """What a report says when the run stopped asking, else None."""

@@ -132,13 +132,8 @@ class LLMEngine:
         self.spend.sent(attempt.input_tokens + attempt.output_tokens)
         with self._lock:
             self._outcomes[call.subject] = attempt.outcome
-        self._breaker.note(attempt.outcome)
         if attempt.outcome != "ok":  # why, where a user looks: one line per failed request
             log.info("%s %s: %s on the %s rung", call.purpose, call.subject, attempt.outcome, attempt.rung)
-        self._log_call(call, attempt)
-        self._breaker.check_after(attempt.outcome)  # a repair is not sent once the model has failed the run
-
-    def _log_call(self, call: Call, attempt: Attempt) -> None:
         llm_log.record_call(
             self.store,
             llm_log.LLMCall(
@@ -155,6 +150,8 @@ class LLMEngine:
                 outcome=attempt.outcome,
             ),
         )
+        # Last: it raises once the model has failed the run, and then not even the repair is sent.
+        self._breaker.note(attempt.outcome)
 
     def usage(self) -> LLMUsage:
         """What the report's answers cost: this run's requests, and those that made the reused ones."""
@@ -273,7 +270,7 @@ class LLMEngine:
         instructions: str,
     ) -> PRAnalysis | None:
         """The LLM's own analysis of ``pr`` (cached), or None where it failed."""
-        excerpt = diff(pr) if pr.diff_excerpt is None else None
+        excerpt = pr.diff_excerpt if pr.diff_excerpt is not None else diff(pr)
         try:
             result = self._fitted(
                 lambda budget: pr_call(

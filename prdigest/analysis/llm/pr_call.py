@@ -27,8 +27,9 @@ def pr_call(
     instructions: str,
     budget: int,
 ) -> Call:
-    """The analysis request of ``pr`` within ``budget`` input tokens; ``diff`` is the diff excerpt of a
-    PR that carries none; ``rules`` its rules analysis, whose judged labels are hints."""
+    """The analysis request of ``pr`` within ``budget`` input tokens; ``diff`` is its diff excerpt (its
+    own, or one loaded for a PR that carries none); ``rules`` its rules analysis, whose judged labels are
+    hints."""
     prompt = load_prompt("analyse_pr", prompt_lang(lang))
     tags = known_tags(taxonomy)
     variables = {
@@ -44,9 +45,7 @@ def pr_call(
     }
     related = {n: _title(store, pr.repo, n) for n in pr.related}
     notes, budget = with_notes(prompt, budget, instructions, **variables)
-    header, sections = pr_sections(
-        pr, budget, pr.diff_excerpt if pr.diff_excerpt is not None else diff, related
-    )
+    header, sections = pr_sections(pr, budget, diff, related)
     evidence = fit(header, sections, budget)
     # The PRs it may call related: its own references, and any "#N" its text names.
     named = {int(n) for n in re.findall(r"#(\d+)", f"{pr.title}\n{pr.body}")}

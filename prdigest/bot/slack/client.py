@@ -177,8 +177,11 @@ class SlackOutbound:
         pages = self._pages("conversations.replies", replies, channel, limit, ts=card_ts)
         for message in (m for page in pages for m in page):
             reply_key = _delivery_key(message)
-            mine = reply_key is not None and (reply_key == key or reply_key.startswith(f"{key}:"))
-            if message.get("ts") != card_ts and reply_key and mine:
+            if (
+                reply_key
+                and message.get("ts") != card_ts
+                and (reply_key == key or reply_key.startswith(f"{key}:"))
+            ):
                 found[reply_key] = str(message["ts"])
         return found
 

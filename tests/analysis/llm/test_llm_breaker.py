@@ -20,10 +20,11 @@ def test_the_breaker_opens_after_three_failures_without_a_good_answer() -> None:
     for outcome in ("rejected", "rate_limited", "invalid", "gate"):  # a refused rung, a server's trouble
         breaker.note(outcome)
         breaker.check()
-    breaker.note("timeout")
-    with pytest.raises(LLMStopped):
+    with pytest.raises(LLMStopped):  # the third failure stops the run at once
+        breaker.note("timeout")
+    with pytest.raises(LLMStopped):  # and every request after it
         breaker.check()
-    assert breaker.stopped == 1
+    assert breaker.stopped == 2
     assert "failed 3 of this run's 3 requests" in (breaker.note_text("tiny", "en") or "")
     assert "3 个请求中失败了 3 个" in (breaker.note_text("tiny", "zh") or "")
     good_first = Breaker()
