@@ -15,37 +15,29 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.dataclasses import dataclass
 
+from prdigest import LANGS as LANGS  # the languages, and their type, are the package's
+from prdigest import Lang as Lang
 from prdigest.model_base import share_every_field
 from prdigest.window import Window as Window  # the period and its helpers live in window.py
 from prdigest.window import is_iso_week as is_iso_week
 from prdigest.window import iso_week_label as iso_week_label
 from prdigest.window import zone as zone
 
-Lang = Literal["zh", "en"]
+Platform = Literal["lark", "slack", "console"]  # the chat platforms prdigest speaks to
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied"]
 RiskLevel = Literal["low", "medium", "high"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 # Signals a source may be unable to supply; the report lists the missing ones.
-OPTIONAL_SIGNALS = (
-    "labels",
-    "reviews",
-    "review_threads",
-    "comments",
-    "checks",
-    "is_fork",
-    "merged_by",
-    "created_at",
-    "diff_excerpt",
-)
+OPTIONAL_SIGNALS = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "merged_by",
+                    "created_at", "diff_excerpt")  # fmt: skip
 
 
 def as_lang(value: str) -> Lang:
     """``value`` as a language prdigest speaks; a ValueError for any other."""
-    if value == "zh":
-        return "zh"
-    if value == "en":
-        return "en"
+    for lang in LANGS:
+        if value == lang:
+            return lang
     raise ValueError(f"unknown language {value!r} (zh or en)")
 
 

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prdigest.errors import UsageError
-from prdigest.models import Lang, Weekday
+from prdigest.models import Lang, Platform, Weekday
 from prdigest.window import zone
 
 
@@ -48,7 +48,7 @@ class Subscription(_Model):
     "org:OWNER"; it is derived from ``repos`` or ``owner`` when they are given."""
 
     id: int | None = None
-    platform: Literal["lark", "slack", "console"]
+    platform: Platform
     chat_id: str
     repo: str = ""
     repos: list[str] = []

@@ -19,12 +19,12 @@ from slack_sdk.models.blocks import Block
 from prdigest.analysis import rules
 from prdigest.analysis.report import build_report
 from prdigest.config import load_settings
-from prdigest.models import FileChange, PeriodFigures, PullRequest, Report, ReviewThread, Theme
+from prdigest.models import LANGS, FileChange, PeriodFigures, PullRequest, Report, ReviewThread, Theme
 from prdigest.render.slack import slack_message_chars
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 
 SIZES = (0, 1, 40, 400, 2000)
-LANGS = ("zh", "en")
+
 REPORT_URL = "https://reports.example.com/acme-ml/trainer/2026-W37.html"
 
 # Each would be live markup, a mention or a link somewhere if it were not neutralised.

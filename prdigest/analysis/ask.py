@@ -39,8 +39,8 @@ from prdigest.analysis.llm import (
 )
 from prdigest.analysis.pr_text import title_line
 from prdigest.config import LLMSettings
-from prdigest.i18n import LANGUAGES, detect_lang, texts
-from prdigest.models import PullRequest, Window
+from prdigest.i18n import detect_lang, texts
+from prdigest.models import LANGS, PullRequest, Window
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_log
 
@@ -163,7 +163,7 @@ def _call(
     lang: str,
     browsing: bool,
 ) -> Call:
-    prompt = load_prompt("ask", lang if lang in LANGUAGES else "en")
+    prompt = load_prompt("ask", lang if lang in LANGS else "en")
     variables = {"repo": repo, "question": data_line(one_line(question, 500))}
     budget = evidence_budget(prompt, llm.input_budget_tokens, **variables)
     heading = "The newest pull requests, newest first" if browsing else "Candidates, best match first"

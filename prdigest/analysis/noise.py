@@ -23,8 +23,17 @@ from dataclasses import dataclass
 from functools import cache
 
 from prdigest.config import Settings
-from prdigest.i18n import LANGUAGES, risk_name, texts
-from prdigest.models import Dismissal, PRAnalysis, PullRequest, RiskFollowup, RiskLabel, Window, numbered
+from prdigest.i18n import risk_name, texts
+from prdigest.models import (
+    LANGS,
+    Dismissal,
+    PRAnalysis,
+    PullRequest,
+    RiskFollowup,
+    RiskLabel,
+    Window,
+    numbered,
+)
 from prdigest.path_kinds import matches
 from prdigest.storage import Store
 from prdigest.storage.dismissals import list_dismissals
@@ -156,7 +165,7 @@ def _names_pass(have: list[str] | None, wanted: list[str]) -> bool:
 
 def _about(point: str, risk: RiskLabel) -> bool:
     """Whether a reviewer's point was drawn from this risk (the rules' texts, in either language)."""
-    return risk.evidence in point or any(_point_text(risk.label, lang).search(point) for lang in LANGUAGES)
+    return risk.evidence in point or any(_point_text(risk.label, lang).search(point) for lang in LANGS)
 
 
 @cache

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,7 +29,7 @@ from prdigest.handlers.commands import Intent, clean
 from prdigest.handlers.context import Thread
 from prdigest.handlers.lanes import SLOW, Lane, lane_of
 from prdigest.i18n import detect_lang, texts
-from prdigest.models import Window
+from prdigest.models import Platform, Window
 from prdigest.render.views import ActionValue
 from prdigest.storage.cards import card_of
 from prdigest.storage.direct_chats import is_direct, remember_direct
@@ -48,7 +48,7 @@ WORKING = {"zh": "正在处理，请稍候……", "en": "Working on it…"}
 class Inbound(BaseModel):
     """One chat event, whatever the platform."""
 
-    platform: Literal["lark", "slack"]
+    platform: Platform
     event_id: str  # the platform's id of this delivery's event: the de-duplication key
     chat_id: str
     user_id: str

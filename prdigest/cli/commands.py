@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from prdigest import LANGS
 from prdigest.cli.llm import llm
 from prdigest.cli.ops import config, deliver, preview, serve, subscriptions
 from prdigest.cli.support import Group, Period, common, period_options, progress_shown, settings_from, stderr
@@ -41,7 +42,7 @@ def cli() -> None:
 )
 @click.option("--owner", help="One team digest of every repository of OWNER (its [[repos]] entries).")
 @period_options
-@click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
+@click.option("--lang", type=click.Choice(LANGS), help="Report language.")
 @click.option(
     "--format",
     "fmt",
@@ -161,7 +162,7 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
 @click.argument("question", nargs=-1, required=True)
 @click.option("--repo", required=True, help="Repository OWNER/NAME in the cache.")
 @period_options
-@click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
+@click.option("--lang", type=click.Choice(LANGS), help="Answer in this language.")
 @common
 def ask(
     question: tuple[str, ...],
@@ -207,7 +208,7 @@ def _render(report: Report, fmt: str) -> str:
 
 
 @cli.command()
-@click.option("--lang", type=click.Choice(["zh", "en"]), help="Report language.")
+@click.option("--lang", type=click.Choice(LANGS), help="Report language.")
 @click.option("--no-chat", is_flag=True, help="Print the report and stop, without the console chat.")
 @common
 def demo(lang: str | None, no_chat: bool, config: str | None, db: str | None) -> None:
@@ -256,7 +257,7 @@ def parse(text: str, today: str | None, tz: str) -> None:
 @click.option("--git", "git", type=click.Path(), help="Chat about a local clone.")
 @click.option("--fixture", type=click.Path(), help="Chat about the PRs of a JSON fixture file.")
 @click.option("--repo", help="Repository OWNER/NAME (alone: from the cache).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), help="Answer in this language.")
+@click.option("--lang", type=click.Choice(LANGS), help="Answer in this language.")
 @common
 def chat(
     git: str | None,

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from prdigest import LANGS
 from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console
 from prdigest.clock import utc_now
 
@@ -121,7 +122,7 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
 @click.command()
 @click.argument("repo")
 @click.option("--git", "git_path", type=click.Path(file_okay=False), help="Read a local clone, not GitHub.")
-@click.option("--lang", type=click.Choice(["zh", "en"]), help="Default: [report] language.")
+@click.option("--lang", type=click.Choice(LANGS), help="Default: [report] language.")
 @click.option("--today", help="Preview as on this day, YYYY-MM-DD: the four weeks before it.")
 @common
 def preview(

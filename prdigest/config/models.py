@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from prdigest.models import zone
+from prdigest.models import Lang, zone
 from prdigest.redact import no_credentials, redact
 from prdigest.subscription import Subscription, SubscriptionFilters
 
@@ -38,7 +38,7 @@ class StorageSettings(_Section):
 
 class ReportSettings(_Section):
     timezone: str = "Asia/Shanghai"
-    language: Literal["zh", "en"] = "zh"
+    language: Lang = "zh"
     key_pr_limit: int = Field(default=24, ge=1, le=200)
     key_importance_min: float = Field(default=5.0, ge=0, le=10)
     hot_file_min_prs: int = Field(default=3, ge=2)

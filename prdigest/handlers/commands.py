@@ -10,16 +10,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from prdigest.models import Window
+from prdigest.models import Lang, Window
 from prdigest.periods import Period, default_window
 
 if TYPE_CHECKING:
     from prdigest.handlers.context import Context, Services
     from prdigest.handlers.replies import Reply
 
-Lang = Literal["zh", "en"]
 Handler = Callable[["Intent", "Context", "Services"], "Reply"]
 NAMES = ("report", "risks", "top", "explain", "authors", "hot", "ask", "help", "subscribe", "unsubscribe",
          "subscriptions", "preview", "mute", "unmute", "dismiss", "undismiss")  # fmt: skip

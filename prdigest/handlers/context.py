@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Literal
 
 from pydantic import BaseModel
 
 from prdigest.clock import utc_now
 from prdigest.config import Settings
+from prdigest.models import Lang, Platform
 from prdigest.sources.base import Source
 from prdigest.storage import Store
 
@@ -22,17 +22,17 @@ class Thread(BaseModel):
     since: date
     until: date
     tz: str
-    lang: Literal["zh", "en"]
+    lang: Lang
 
 
 class Context(BaseModel):
-    platform: Literal["lark", "slack", "console"]
+    platform: Platform
     chat_id: str
     user_id: str
     # A direct message: the asker sees the repositories of the chats they are in (handlers/access.py).
     direct: bool = False
     # A language forced by the caller (the console's --lang); else the message's own (see dispatch).
-    lang: Literal["zh", "en"] | None = None
+    lang: Lang | None = None
     # Follow-ups in a card's thread take its repository and period unless they name others.
     thread: Thread | None = None
 

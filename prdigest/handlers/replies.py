@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from prdigest.models import PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
+from prdigest.models import Lang, PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
 from prdigest.subscription import Subscription
 
 
@@ -20,7 +20,7 @@ class Reply(BaseModel):
     show it; the structured fields let the platform renderers draw cards."""
 
     kind: Literal["text", "help", "report", "risks", "explain", "prs", "subscriptions", "refusal", "error"]
-    lang: Literal["zh", "en"]
+    lang: Lang
     text: str
     title: str = ""
     repo: str | None = None

@@ -9,12 +9,12 @@ from datetime import datetime
 
 from prdigest.errors import UsageError
 from prdigest.handlers.access import refusal, seen, sees_all
-from prdigest.handlers.commands import Intent, Lang
+from prdigest.handlers.commands import Intent
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.report_memo import Key, memo_for
 from prdigest.i18n import texts
-from prdigest.models import Report, Window
+from prdigest.models import Lang, Report, Window
 from prdigest.periods import today_in
 from prdigest.pipeline.single import make_report, newest_merged
 from prdigest.pipeline.team import make_team_report, team_repos

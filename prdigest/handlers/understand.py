@@ -19,8 +19,9 @@ import re
 from datetime import date
 
 from prdigest.handlers.args import is_zone, pr_number
-from prdigest.handlers.commands import COMMANDS, Intent, Lang, clean
+from prdigest.handlers.commands import COMMANDS, Intent, clean
 from prdigest.i18n import detect_lang
+from prdigest.models import Lang
 from prdigest.periods import EN_NUMBER, ZH_NUMBER, find_period, number, without
 
 _GREETINGS = frozenset({"hi", "hello", "hey", "hallo", "yo", "你好", "您好", "嗨", "哈喽", "在吗"})

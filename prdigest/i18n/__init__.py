@@ -9,17 +9,15 @@ from __future__ import annotations
 import re
 from datetime import date
 from functools import cache
-from typing import Literal
 
 from prdigest.i18n import cards, chat, noise, repo_config, report, rules, sections, stories, team
 from prdigest.i18n.report import RISK_NAMES
-from prdigest.models import is_iso_week
+from prdigest.models import LANGS, Lang, is_iso_week
 
-LANGUAGES = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
-def detect_lang(text: str) -> Literal["zh", "en"]:
+def detect_lang(text: str) -> Lang:
     """The language a message is in: Chinese as soon as it holds a CJK character."""
     return "zh" if _CJK.search(text) else "en"
 
@@ -30,7 +28,7 @@ _PARTS = (report.TEXT, stories.TEXT, rules.TEXT, cards.TEXT, chat.TEXT, team.TEX
 
 @cache
 def texts(lang: str) -> dict[str, str]:
-    lang = lang if lang in LANGUAGES else "en"
+    lang = lang if lang in LANGS else "en"
     merged: dict[str, str] = {}
     for part in _PARTS:
         merged.update(part.get(lang, {}))

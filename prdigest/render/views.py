@@ -19,10 +19,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from prdigest.i18n import risk_name
-from prdigest.models import PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
+from prdigest.models import Lang, PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
 from prdigest.render.sanitize import safe_url
 
-Lang = Literal["zh", "en"]
 Action = Literal["risks", "key_prs", "explain", "another_week"]
 
 

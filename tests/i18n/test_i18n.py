@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import string
 
-from prdigest.i18n import _PARTS, LANGUAGES, texts
+from prdigest.i18n import _PARTS, texts
+from prdigest.models import LANGS
 
 
 def test_languages_have_the_same_keys_and_placeholders() -> None:
@@ -17,7 +18,7 @@ def test_languages_have_the_same_keys_and_placeholders() -> None:
 
 
 def test_no_key_is_defined_in_two_parts() -> None:
-    for lang in LANGUAGES:
+    for lang in LANGS:
         seen: set[str] = set()
         for part in _PARTS:
             keys = set(part.get(lang, {}))

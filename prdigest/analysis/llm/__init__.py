@@ -26,7 +26,7 @@ Secret redaction itself lives in ``prdigest.redact``; ``redact`` is re-exported 
 """
 
 from prdigest.analysis.llm.budget import LLMBudgetSpent, MonthlyBudget
-from prdigest.analysis.llm.call import LANGS, Attempt, Call, Exchange, make_call
+from prdigest.analysis.llm.call import Attempt, Call, Exchange, make_call
 from prdigest.analysis.llm.client import (
     RUNGS,
     LLMBadOutput,
@@ -75,7 +75,6 @@ from prdigest.redact import REDACTED, redact
 __all__ = [
     "FACT_LABELS",
     "JUDGED_LABELS",
-    "LANGS",
     "REDACTED",
     "RUNGS",
     "SOURCES",

@@ -11,9 +11,8 @@ from typing import Any
 
 from prdigest.analysis.llm.gate import gated
 from prdigest.analysis.llm.schemas import Allowed, LLMOutput, first_json_object
+from prdigest.models import LANGS
 from prdigest.prompts import Prompt
-
-LANGS = ("zh", "en")
 
 
 def prompt_lang(lang: str) -> str:
