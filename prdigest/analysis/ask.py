@@ -37,10 +37,11 @@ from prdigest.analysis.llm import (
     one_line,
     redact,
 )
+from prdigest.analysis.llm.call import prompt_lang
 from prdigest.analysis.pr_text import title_line
 from prdigest.config import LLMSettings
 from prdigest.i18n import detect_lang, texts
-from prdigest.models import LANGS, PullRequest, Window
+from prdigest.models import PullRequest, Window
 from prdigest.prompts import load_prompt
 from prdigest.storage import Store, llm_log
 
@@ -163,7 +164,7 @@ def _call(
     lang: str,
     browsing: bool,
 ) -> Call:
-    prompt = load_prompt("ask", lang if lang in LANGS else "en")
+    prompt = load_prompt("ask", prompt_lang(lang))
     variables = {"repo": repo, "question": data_line(one_line(question, 500))}
     budget = evidence_budget(prompt, llm.input_budget_tokens, **variables)
     heading = "The newest pull requests, newest first" if browsing else "Candidates, best match first"

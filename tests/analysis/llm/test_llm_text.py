@@ -11,7 +11,6 @@ import pytest
 from jinja2 import UndefinedError
 
 from prdigest.analysis.llm import (
-    LANGS,
     REDACTED,
     Allowed,
     NarrativeOut,
@@ -27,7 +26,7 @@ from prdigest.analysis.llm import (
 )
 from prdigest.config import LLMSettings, llm_settings_from_env
 from prdigest.errors import ConfigError
-from prdigest.models import FileChange, PullRequest, Review, ReviewThread
+from prdigest.models import LANGS, FileChange, PullRequest, Review, ReviewThread
 from prdigest.prompts import load_prompt
 
 NOW = datetime(2026, 9, 8, tzinfo=UTC)
