@@ -89,14 +89,6 @@ class Window(BaseModel):
         # A week past the last day is refused as such (its Sunday would be past the calendar's end).
         return cls(since=monday, until=monday + timedelta(days=6) if monday <= LAST_DAY else monday, tz=tz)
 
-    @classmethod
-    def last_complete_week(cls, now: datetime, tz: str) -> Window:
-        """The last Monday-to-Sunday week that ended before ``now`` in ``tz``."""
-        today = now.astimezone(zone(tz)).date()
-        this_monday = today - timedelta(days=today.weekday())
-        monday = this_monday - timedelta(days=7)
-        return cls(since=monday, until=monday + timedelta(days=6), tz=tz)
-
 
 def zone(name: str) -> ZoneInfo:
     try:

@@ -22,7 +22,7 @@ from prdigest.bot.service import Service
 from prdigest.config import load_settings
 from prdigest.handlers import Reply
 from prdigest.metrics import Metrics
-from prdigest.models import Window
+from prdigest.periods import last_complete_week
 from prdigest.sources.github.client import ClientOptions, GitHubClient
 from prdigest.storage import Store
 from prdigest.storage.llm_log import LLMCall, record_call
@@ -139,7 +139,7 @@ def test_github_requests_and_the_rate_limit_left_are_counted() -> None:
     counted = Metrics()
     metrics.use(counted)
     with FakeGitHub() as fake:
-        window = Window.last_complete_week(FIRE, "UTC")
+        window = last_complete_week(FIRE, "UTC")
         repo = add_week(fake, "acme/rocket", window, 3)
         client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=3, retries=0, backoff=0, max_wait=0))
         number = next(iter(repo.prs))

@@ -34,6 +34,7 @@ from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError
 from prdigest.models import Report, Window, iso_week_label
+from prdigest.periods import last_complete_week
 from prdigest.pipeline.single import make_report
 from prdigest.pipeline.team import make_team_report
 from prdigest.redact import scrub_value
@@ -119,7 +120,7 @@ def deliver_subscription(
     """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``)."""
     if sub.id is None:
         raise DeliveryError("the subscription is not saved yet")
-    window = window or Window.last_complete_week(now or utc_now(), sub.tz)
+    window = window or last_complete_week(now or utc_now(), sub.tz)
     key = delivery_key(sub, window)
     deliverer = deliverers.get(sub.platform)
     if deliverer is None:

@@ -27,7 +27,7 @@ from prdigest.bot.give_up import report_give_up
 from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
-from prdigest.models import Window
+from prdigest.periods import last_complete_week
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
 from prdigest.subscription import WEEKDAYS, Subscription
@@ -157,7 +157,7 @@ class WeeklyScheduler:
 
     @staticmethod
     def _key(sub: Subscription, fired: datetime) -> str:
-        return delivery_key(sub, Window.last_complete_week(fired, sub.tz))
+        return delivery_key(sub, last_complete_week(fired, sub.tz))
 
     def _retry_later(self, sub: Subscription, fired: datetime, attempt: int) -> None:
         """Retry a failed run with backoff while the grace period lasts; after it, give up."""

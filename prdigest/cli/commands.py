@@ -16,7 +16,15 @@ import click
 from prdigest import LANGS
 from prdigest.cli.llm import llm
 from prdigest.cli.ops import config, deliver, preview, serve, subscriptions
-from prdigest.cli.support import Group, Period, common, period_options, progress_shown, settings_from, stderr
+from prdigest.cli.support import (
+    Group,
+    PeriodOptions,
+    common,
+    period_options,
+    progress_shown,
+    settings_from,
+    stderr,
+)
 from prdigest.clock import utc_now
 
 if TYPE_CHECKING:
@@ -59,7 +67,7 @@ def report(
     fixture: str | None,
     repos: tuple[str, ...],
     owner: str | None,
-    period: Period,
+    period: PeriodOptions,
     lang: str | None,
     fmt: str,
     out: str | None,
@@ -128,7 +136,7 @@ def team_subscription(
 @click.option("--repo", required=True, help="Repository OWNER/NAME on GitHub.")
 @period_options
 @common
-def sync(repo: str, period: Period, config: str | None, db: str | None) -> None:
+def sync(repo: str, period: PeriodOptions, config: str | None, db: str | None) -> None:
     """Fill the cache with a period's merged PRs from GitHub, asking only for what changed."""
     from prdigest.sources.github.source import GitHubSource, make_client
     from prdigest.sources.github.sync import sync as sync_window
@@ -167,7 +175,7 @@ def _emit(report: Any, fmt: str, out: str | None) -> None:
 def ask(
     question: tuple[str, ...],
     repo: str,
-    period: Period,
+    period: PeriodOptions,
     lang: str | None,
     config: str | None,
     db: str | None,

@@ -45,7 +45,7 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @dataclass(frozen=True)
-class Period:
+class PeriodOptions:
     """The period options a command was given: --since/--until, --week or --last-week, and --tz."""
 
     since: str | None
@@ -79,7 +79,7 @@ def period_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(
         *args: Any, since: Any, until: Any, week: Any, last_week: bool, tz: Any, **kwargs: Any
     ) -> Any:
-        return fn(*args, period=Period(since, until, week, last_week, tz), **kwargs)
+        return fn(*args, period=PeriodOptions(since, until, week, last_week, tz), **kwargs)
 
     return wrapper
 

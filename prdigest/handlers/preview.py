@@ -14,6 +14,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import text_reply
 from prdigest.i18n import texts
 from prdigest.models import Report, Window, iso_week_label
+from prdigest.periods import last_complete_week
 from prdigest.pipeline.single import make_report
 from prdigest.render.digest import digest_figures, verdict
 from prdigest.render.markdown import escape
@@ -32,7 +33,7 @@ def preview_reports(
     source adds to it, none saved."""
     if source is None and store.count_prs(repo) == 0:
         raise UsageError(f"the cache holds no PRs of {repo}", "err_empty_cache", repo=repo)
-    last = Window.last_complete_week(now, settings.report.timezone)
+    last = last_complete_week(now, settings.report.timezone)
     weeks = [
         Window(
             since=last.since - timedelta(days=7 * back),

@@ -49,6 +49,7 @@ __all__ = [
     "find_period",
     "fixed",
     "iso_week",
+    "last_complete_week",
     "number",
     "parse_date",
     "parse_period",
@@ -126,9 +127,15 @@ def without(text: str, period: Period | None) -> str:
 
 
 def default_window(today: date, tz: str) -> Window:
-    """The period of a command that names none: the last complete Monday-to-Sunday week."""
+    """The last complete Monday-to-Sunday week before ``today``: the period of a command that names none,
+    of --last-week and of a weekly delivery."""
     since, until = weeks_before(today, 1)
     return Window(since=since, until=until, tz=tz)
+
+
+def last_complete_week(now: datetime, tz: str) -> Window:
+    """The last complete week before the moment ``now``, its days counted in ``tz``."""
+    return default_window(today_in(now, tz), tz)
 
 
 def today_in(now: datetime, tz: str) -> date:

@@ -13,7 +13,8 @@ from prdigest.bot.scheduler import WeeklyScheduler, last_fire, trigger_for
 from prdigest.clock import utc_now
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
-from prdigest.models import Report, Window
+from prdigest.models import Report
+from prdigest.periods import last_complete_week
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.deliveries import claim, get_delivery
@@ -116,7 +117,7 @@ def test_double_fires_and_replicas_post_once(store: Store, sub: Subscription) ->
 
 def test_a_crash_after_posting_is_recovered_without_a_second_post(store: Store, sub: Subscription) -> None:
     slack = Recorder()
-    window = Window.last_complete_week(FIRE, sub.tz)
+    window = last_complete_week(FIRE, sub.tz)
     key = delivery_key(sub, window)
     # A worker claimed the week, posted, and died before recording the message id.
     claim(store, key, sub.id, "2026-W37", "dead-worker", LEASE)
@@ -132,7 +133,7 @@ def test_a_crash_after_posting_is_recovered_without_a_second_post(store: Store, 
 
 
 def test_a_live_claim_of_another_worker_is_left_alone(store: Store, sub: Subscription) -> None:
-    key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
+    key = delivery_key(sub, last_complete_week(FIRE, sub.tz))
     claim(store, key, sub.id, "2026-W37", "other", LEASE)
     slack = Recorder()
     assert deliver_subscription(settings(), store, sub, {"slack": slack}, now=FIRE).status == "busy"
@@ -224,7 +225,7 @@ def test_a_week_held_by_a_dead_worker_is_retried_when_its_claim_runs_out(store: 
         platform="slack", chat_id="C9", repo=DEMO.repo, tz="UTC", day=WEEKDAYS[fired.weekday()],
         time=f"{fired:%H:%M}",
     ))  # fmt: skip
-    key = delivery_key(sub, Window.last_complete_week(fired, sub.tz))  # the week before the fire
+    key = delivery_key(sub, last_complete_week(fired, sub.tz))  # the week before the fire
     claim(store, key, sub.id, "week", "host:4242", LEASE)  # a process that died just before a quick restart
     slack = Recorder()
     scheduler = WeeklyScheduler(settings(), store, {"slack": slack}, clock=lambda: now)

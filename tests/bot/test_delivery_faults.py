@@ -28,7 +28,8 @@ from prdigest.bot.slack import client as slack_client
 from prdigest.bot.slack.client import SlackOutbound
 from prdigest.clock import utc_now
 from prdigest.config import Settings, load_settings
-from prdigest.models import Report, Window
+from prdigest.models import Report
+from prdigest.periods import last_complete_week
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import save_subscription
@@ -246,7 +247,7 @@ def test_lark_takeover_two_hours_after_a_crash_finds_the_card(
         deliver_subscription(settings(), demo_store, sub, {"lark": lark_out(lark)}, now=FIRE)
     monkeypatch.setattr(delivery, "complete", real_complete)
     assert len(lark_cards(lark)) == 1
-    key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
+    key = delivery_key(sub, last_complete_week(FIRE, sub.tz))
     two_hours_ago = (utc_now() - timedelta(hours=2)).isoformat()
     with demo_store.writing() as db:  # the dead worker's claim, two hours old
         db.execute(

@@ -13,7 +13,7 @@ from test_delivery import DEMO, FIRE, Recorder, settings
 
 import prdigest.bot.delivery as delivery
 from prdigest.bot.delivery import deliver_subscription, delivery_key
-from prdigest.models import Window
+from prdigest.periods import last_complete_week
 from prdigest.storage import Store
 from prdigest.storage.deliveries import StaleClaim, claim, complete, get_delivery, owns, renew
 from prdigest.storage.subscriptions import save_subscription
@@ -99,6 +99,6 @@ def test_a_worker_whose_claim_was_taken_over_posts_nothing(
     stalled.join(30)
     assert taken.status == "posted" and [o.status for o in outcomes] == ["busy"]
     assert len(slack.posted) == 1
-    key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
+    key = delivery_key(sub, last_complete_week(FIRE, sub.tz))
     row = get_delivery(demo_store, key)
     assert row is not None and row.status == "posted" and row.fence == 2

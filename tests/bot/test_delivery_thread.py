@@ -29,7 +29,8 @@ from prdigest.bot.slack import client as slack_client
 from prdigest.bot.slack.adapter import SlackBot
 from prdigest.config import Settings, load_settings
 from prdigest.errors import PrdigestError
-from prdigest.models import Report, Window
+from prdigest.models import Report
+from prdigest.periods import last_complete_week
 from prdigest.render.lark import render_lark_thread
 from prdigest.render.slack import render_slack_thread
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
@@ -163,14 +164,14 @@ def test_a_weekly_delivery_posts_the_card_then_its_thread_in_the_cards_thread(
     replies = len(chat.render_thread(outcome.report))
     assert replies >= 3  # key PRs, risks, the details
     assert chat.cards() == [outcome.message_id]
-    key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
+    key = delivery_key(sub, last_complete_week(FIRE, sub.tz))
     assert [k for k, _, _ in chat.thread(outcome.message_id)] == keys(key, replies)
 
 
 def test_a_failed_reply_is_completed_by_the_next_run_without_a_second_card_or_reply(
     demo_store: Store, sub: Subscription, chat: Chat
 ) -> None:
-    key = delivery_key(sub, Window.last_complete_week(FIRE, sub.tz))
+    key = delivery_key(sub, last_complete_week(FIRE, sub.tz))
     chat.fail_second_reply()
     with pytest.raises(PrdigestError):
         run(demo_store, sub, chat)

@@ -13,7 +13,8 @@ from serve_support import wait_until
 
 from prdigest.bot.scheduler import JOB_PREFIX, WeeklyScheduler, last_fire, trigger_for
 from prdigest.config import Settings, load_settings
-from prdigest.models import Report, Window
+from prdigest.models import Report
+from prdigest.periods import last_complete_week
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import save_subscription
@@ -133,7 +134,7 @@ def test_each_fire_reports_the_monday_to_sunday_week_before_it_in_its_timezone(
     local = at.astimezone(ZoneInfo(tz))
     sub = subscribe(store, day=WEEKDAYS[local.weekday()], time=local.strftime("%H:%M"), tz=tz)
     assert last_fire(sub, at) == at
-    window = Window.last_complete_week(at, tz)
+    window = last_complete_week(at, tz)
     assert (window.since, window.until) == (date.fromisoformat(since), date.fromisoformat(until))
     # Same-zone datetimes subtract as wall clocks: the real length is measured in UTC.
     assert window.end.astimezone(UTC) - window.start.astimezone(UTC) == timedelta(hours=hours)

@@ -38,6 +38,7 @@ from serve_support import (
 
 from prdigest.clock import utc_now
 from prdigest.models import Window
+from prdigest.periods import last_complete_week
 from prdigest.subscription import WEEKDAYS
 
 pytestmark = pytest.mark.e2e  # `prdigest serve` as a child process against local fakes
@@ -65,7 +66,7 @@ def github(fires: dict[str, datetime]) -> Iterator[FakeGitHub]:
     """Each repository with 40 PRs in the week its subscription reports."""
     with FakeGitHub() as fake:
         for seed, (platform, _, repo, tz) in enumerate(SUBSCRIPTIONS, start=1):
-            add_week(fake, repo, Window.last_complete_week(fires[platform], tz), PRS, seed=seed * 10)
+            add_week(fake, repo, last_complete_week(fires[platform], tz), PRS, seed=seed * 10)
         yield fake
 
 
@@ -173,10 +174,10 @@ def test_serve_delivers_both_weekly_cards_once_answers_both_chats_and_stops_on_s
 
         # "top 3" in each chat: the three most important PRs of the week just reported, in the thread.
         answer = ask_lark(served, lark, lark_mode, "top 3", lark_chat)
-        week = week_numbers(github.repos[lark_repo], Window.last_complete_week(fires["lark"], lark_tz))
+        week = week_numbers(github.repos[lark_repo], last_complete_week(fires["lark"], lark_tz))
         assert lark_repo in answer and len(cited(answer, week)) == 3, answer
         answer = ask_slack(served, slack, slack_mode, "top 3", channel)
-        week = week_numbers(github.repos[slack_repo], Window.last_complete_week(fires["slack"], slack_tz))
+        week = week_numbers(github.repos[slack_repo], last_complete_week(fires["slack"], slack_tz))
         assert slack_repo in answer and len(cited(answer, week)) == 3, answer
 
         assert served.terminate(timeout=15) == 0, served.text()[-3000:]

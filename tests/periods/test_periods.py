@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from prdigest.errors import UsageError
 from prdigest.models import PullRequest, Window
-from prdigest.periods import parse_period, window_from_options
+from prdigest.periods import last_complete_week, parse_period, window_from_options
 
 NOW = datetime(2026, 9, 14, 1, 0, tzinfo=UTC)  # Monday 09:00 in Shanghai
 
@@ -45,8 +45,8 @@ def test_parse_period(text: str, since: date, until: date) -> None:
 
 def test_last_week_depends_on_the_timezone() -> None:
     # Monday 01:00 UTC is still Sunday in Los Angeles: its last complete week is the one before.
-    assert Window.last_complete_week(NOW, "America/Los_Angeles").since == date(2026, 8, 31)
-    assert Window.last_complete_week(NOW, "Asia/Shanghai").since == date(2026, 9, 7)
+    assert last_complete_week(NOW, "America/Los_Angeles").since == date(2026, 8, 31)
+    assert last_complete_week(NOW, "Asia/Shanghai").since == date(2026, 9, 7)
 
 
 @pytest.mark.parametrize(
