@@ -24,11 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from prdigest.handlers import Context, Reply, Services, handle
-from prdigest.handlers.commands import Intent, clean
+from prdigest.handlers import Context, Reply, Services
+from prdigest.handlers.commands import Intent
 from prdigest.handlers.context import Thread
+from prdigest.handlers.dispatch import answer
 from prdigest.handlers.lanes import SLOW, Lane, lane_of
-from prdigest.i18n import detect_lang, texts
+from prdigest.handlers.request import Reading, Request, read
+from prdigest.i18n import texts
 from prdigest.models import Platform, Window
 from prdigest.render.views import ActionValue
 from prdigest.storage.cards import card_of
@@ -85,9 +87,11 @@ def action_intent(value: dict[str, Any]) -> Intent:
 
 @dataclass
 class _Job:
-    """One request from its submission to its answer."""
+    """One request from its submission to its answer: the message is read once, as it is submitted (its
+    language is the notice's and the answer's); its context once, in the fast lane."""
 
     inbound: Inbound
+    reading: Reading
     respond: Callable[[Reply], None]
     notice: Callable[[str], None] | None
     done: Future[None] = field(default_factory=Future)
@@ -129,9 +133,11 @@ class BotCore:
         inbound: Inbound,
         respond: Callable[[Reply], None],
         notice: Callable[[str], None] | None = None,
+        reading: Reading | None = None,
     ) -> Future[None] | None:
         """Queue the work and return at once: a future done once the answer is posted; None when this
-        process has seen the event already."""
+        process has seen the event already. ``reading``: the event as the adapter read it already (to
+        ack it in its language), else read here."""
         key = (inbound.platform, inbound.event_id)
         with self._lock:
             if key in self._seen:
@@ -140,7 +146,7 @@ class BotCore:
             self._seen[key] = None
             if len(self._seen) > SEEN_EVENTS:
                 self._seen.popitem(last=False)
-        job = _Job(inbound, respond, notice)
+        job = _Job(inbound, reading or self.read(inbound), respond, notice)
         if notice is not None:
             job.notice_timer = self._clock.after(self.notice_after, lambda: self._notify(job))
         try:
@@ -151,15 +157,15 @@ class BotCore:
             raise
         return job.done
 
-    def message(self, inbound: Inbound) -> str | Intent:
-        """What the event asks: a button's Intent, or the message's text."""
+    def read(self, inbound: Inbound) -> Reading:
+        """What the event asks, read by the rules: a button's Intent, or the message's text."""
         if inbound.action is None:
-            return inbound.text or ""
+            return read(inbound.text or "")
         try:
-            return action_intent(inbound.action)
+            return read(action_intent(inbound.action))
         except ValidationError:
             log.warning("a button with an unknown value: %r", inbound.action)
-            return Intent("help")
+            return read(Intent("help"))
 
     def context(self, inbound: Inbound) -> Context:
         store = self.services.store
@@ -173,16 +179,19 @@ class BotCore:
             thread=Thread.model_validate(card) if card else None,
         )
 
-    def answer(self, inbound: Inbound) -> Reply:
-        return handle(self.message(inbound), self.context(inbound), self.services)
+    def request(self, inbound: Inbound, reading: Reading | None = None) -> Request:
+        return Request(reading or self.read(inbound), self.context(inbound))
 
-    def lane(self, inbound: Inbound) -> Lane:
+    def answer(self, req: Request) -> Reply:
+        return answer(req, self.services)
+
+    def lane(self, req: Request) -> Lane:
         try:
             with self._lock:
                 warm = set(self._warm)
-            return lane_of(self.message(inbound), self.context(inbound), self.services, warm)
+            return lane_of(req, self.services, warm)
         except Exception:  # the handler will say what is wrong; it may take its time
-            log.exception("could not tell the lane of a %s event", inbound.platform)
+            log.exception("could not tell the lane of a %s event", req.ctx.platform)
             return SLOW
 
     def _triage(self, job: _Job) -> None:
@@ -196,37 +205,35 @@ class BotCore:
                     job.notice_timer.cancel()
                 job.done.set_result(None)
                 return
-            lane = self.lane(inbound)
+            req = self.request(inbound, job.reading)
+            lane = self.lane(req)
         except BaseException as exc:
             if job.notice_timer is not None:
                 job.notice_timer.cancel()
             job.done.set_exception(exc)
             raise
         if lane.slow:
-            self._slow.submit(self._run, job, lane)
+            self._slow.submit(self._run, job, req, lane)
         else:
-            self._run(job, lane)
+            self._run(job, req, lane)
 
-    def _run(self, job: _Job, lane: Lane) -> None:
+    def _run(self, job: _Job, req: Request, lane: Lane) -> None:
         try:
-            self._work(job, lane)
+            self._work(job, req, lane)
         except BaseException as exc:
             job.done.set_exception(exc)
             raise
         job.done.set_result(None)
 
     def _notify(self, job: _Job) -> None:
-        message = self.message(job.inbound)
-        # The notice speaks the answer's language: the message's, or the button's card's.
-        lang = message.lang if isinstance(message, Intent) else detect_lang(clean(message))
         assert job.notice is not None
-        _safely(job.notice, WORKING[lang])
+        _safely(job.notice, WORKING[job.reading.lang])  # the answer's language
 
-    def _work(self, job: _Job, lane: Lane) -> None:
+    def _work(self, job: _Job, req: Request, lane: Lane) -> None:
         inbound = job.inbound
         started = time.perf_counter()
         try:
-            reply = self.answer(inbound)
+            reply = self.answer(req)
         finally:
             if job.notice_timer is not None:
                 job.notice_timer.cancel()

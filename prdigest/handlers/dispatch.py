@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 
 from prdigest.errors import PrdigestError
 from prdigest.handlers.access import chat_sees
-from prdigest.handlers.commands import Intent, clean, spec
+from prdigest.handlers.commands import Intent, spec
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
+from prdigest.handlers.request import Reading, Request, request
 from prdigest.handlers.scope import Answer, text_reply
-from prdigest.handlers.understand import understand
-from prdigest.i18n import detect_lang, texts
+from prdigest.i18n import texts
 from prdigest.metrics import observe_command
 from prdigest.periods import today_in
 from prdigest.redact import scrub, scrub_value
@@ -22,23 +21,27 @@ from prdigest.redact import scrub, scrub_value
 log = logging.getLogger("prdigest.handlers")
 
 
-def read(message: str | Intent, ctx: Context, svc: Services) -> Intent:
-    """The Intent of a message: by the rules; by the LLM's tool call for a message the rules could not
-    place, when one is configured (the rules' reading stands when the model's is unusable)."""
-    if isinstance(message, Intent):
-        return message
-    intent = understand(message)
-    if intent.placed or svc.settings.llm is None:
+def _routed(reading: Reading, svc: Services) -> Intent:
+    """The rules' Intent; for a message they could not place, the LLM's tool call when one is configured
+    (the rules' reading stands when the model's is unusable)."""
+    intent = reading.intent
+    if intent.placed or svc.settings.llm is None or reading.text is None:
         return intent
     from prdigest.handlers.routing import route
 
-    return route(message, intent, svc.settings.llm, today_in(svc.clock(), svc.settings.report.timezone))
+    return route(reading.text, intent, svc.settings.llm, today_in(svc.clock(), svc.settings.report.timezone))
 
 
 def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
+    """A message read and answered at once (the console; the bot reads on arrival and calls `answer`)."""
+    return answer(request(message, ctx), svc)
+
+
+def answer(req: Request, svc: Services) -> Reply:
     # What a server answered or a PR says reaches chat: no secret in it is repeated.
     started = time.perf_counter()
-    command, reply = _handle(message, ctx, svc)
+    ctx = req.ctx
+    command, reply = _answer(req.reading, ctx, svc)
     observe_command(command, "error" if reply.kind == "error" else "ok", time.perf_counter() - started)
     if reply.report is None:
         return scrub_value(reply)
@@ -53,19 +56,18 @@ def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:
     return scrub_value(reply.model_copy(update={"report": None})).model_copy(update={"report": reply.report})
 
 
-def _handle(message: str | Intent, ctx: Context, svc: Services) -> tuple[str, Reply]:
-    """The command the message was read as (the one it failed in, when reading it failed) and its Reply."""
-    # The language is decided once: the caller's, else the message's (a button carries its card's).
-    lang = ctx.lang or (message.lang if isinstance(message, Intent) else detect_lang(clean(message)))
-    name = "explain"  # the one command whose reading can fail: a PR number out of range
+def _answer(reading: Reading, ctx: Context, svc: Services) -> tuple[str, Reply]:
+    """The command the message was read as (the one it failed in, when reading it failed) and its Reply,
+    in the language of the reading."""
+    lang, name = reading.lang, reading.intent.command
     try:
-        intent = read(message, ctx, svc)
-        lang = ctx.lang or intent.lang  # "周报 in English" asks for English
-        intent = replace(intent, lang=lang)  # handlers speak intent.lang, nothing else
+        if reading.error is not None:
+            raise reading.error
+        intent = _routed(reading, svc)  # the router keeps the reading's language
         name = intent.command
         return name, spec(name).handler(intent, ctx, svc)
-    except Answer as answer:
-        return name, answer.reply
+    except Answer as answered:
+        return name, answered.reply
     except PrdigestError as exc:
         t = texts(lang)
         # An error may quote what a user pasted or a server answered: a secret in it is not repeated.

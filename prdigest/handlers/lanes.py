@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 
-from prdigest.handlers.commands import PERIOD_COMMANDS, Intent
-from prdigest.handlers.context import Context, Services
+from prdigest.handlers.commands import PERIOD_COMMANDS
+from prdigest.handlers.context import Services
+from prdigest.handlers.request import Request
 from prdigest.handlers.scope import Answer, resolve, window_of
-from prdigest.handlers.understand import understand
 from prdigest.storage import coverage
 
 # Commands that read and write a few rows: never an LLM call, never a source.
@@ -35,13 +35,15 @@ class Lane:
 FAST, SLOW = Lane(slow=False), Lane(slow=True)
 
 
-def lane_of(message: str | Intent, ctx: Context, svc: Services, warm: Collection[Hashable] = ()) -> Lane:
-    """The lane of a message (or a button's Intent); ``warm`` holds the ``Lane.warms`` keys of runs
-    that answered already in this process."""
+def lane_of(req: Request, svc: Services, warm: Collection[Hashable] = ()) -> Lane:
+    """The lane of a request as read on arrival; ``warm`` holds the ``Lane.warms`` keys of runs that
+    answered already in this process."""
     llm = svc.settings.llm is not None
-    intent = message if isinstance(message, Intent) else understand(message)
+    intent, ctx = req.reading.intent, req.ctx
+    if req.reading.error is not None:
+        return FAST  # the message cannot be read: answered at once with why
     if not intent.placed and llm:
-        return SLOW  # the LLM routes it (handlers.dispatch.read)
+        return SLOW  # the LLM routes it (handlers.dispatch)
     command = intent.command
     if command in ALWAYS_FAST:
         return FAST

@@ -13,6 +13,7 @@ from prdigest.bot.app import BotCore, Inbound, action_intent, claim_event
 from prdigest.bot.web import WebApp
 from prdigest.config import load_settings
 from prdigest.handlers import Reply, Services
+from prdigest.handlers.request import Request
 from prdigest.models import Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
@@ -58,7 +59,7 @@ def test_a_button_on_a_chinese_card_answers_in_chinese_without_a_subscription(sv
     value = {"repo": "acme-ml/trainer", "since": "2026-09-07", "until": "2026-09-13", "tz": "Asia/Shanghai",
              "lang": "zh", "action": "risks"}  # fmt: skip
     button = Inbound(platform="lark", event_id="b-1", chat_id="oc_9", user_id="ou_1", action=value)
-    reply = core.answer(button)
+    reply = core.answer(core.request(button))
     core.close()
     assert reply.kind == "risks" and reply.lang == "zh" and "风险" in reply.text
 
@@ -80,19 +81,29 @@ def test_submit_answers_once_after_the_ack(svc: Services) -> None:
     assert len(replies) == 1 and [p.number for p in replies[0].prs][:1] == [4107]
 
 
-def test_a_slow_answer_sends_a_notice_first(svc: Services) -> None:
+@pytest.mark.parametrize(
+    ("text", "notice", "kind", "lang"),
+    [
+        ("风险 2026-W37", "正在处理，请稍候……", "risks", "zh"),
+        # Asked in Chinese for an English answer: the notice speaks the answer's language too.
+        ("周报 2026-W37 in English", "Working on it…", "report", "en"),
+    ],
+)
+def test_a_slow_answer_sends_a_notice_first_in_the_answers_language(
+    svc: Services, text: str, notice: str, kind: str, lang: str
+) -> None:
     core = BotCore(svc, workers=1, notice_after=0.0)
     gate = threading.Event()
     notices: list[str] = []
     replies: list[Reply] = []
     original = core.answer
 
-    def slow(inbound: Inbound) -> Reply:
+    def slow(req: Request) -> Reply:
         gate.wait(5)
-        return original(inbound)
+        return original(req)
 
     core.answer = slow  # type: ignore[method-assign]
-    event = Inbound(platform="slack", event_id="e-2", chat_id="C1", user_id="U1", text="风险 2026-W37")
+    event = Inbound(platform="slack", event_id="e-2", chat_id="C1", user_id="U1", text=text)
     future = core.submit(event, replies.append, notices.append)
     for _ in range(100):
         if notices:
@@ -102,7 +113,7 @@ def test_a_slow_answer_sends_a_notice_first(svc: Services) -> None:
     assert future is not None
     future.result(10)
     core.close()
-    assert notices == ["正在处理，请稍候……"] and replies[0].kind == "risks"
+    assert notices == [notice] and replies[0].kind == kind and replies[0].lang == lang
 
 
 def test_a_failing_post_becomes_an_apology(svc: Services, caplog: pytest.LogCaptureFixture) -> None:

@@ -17,6 +17,7 @@ from prdigest.handlers import Context, Services
 from prdigest.handlers import Reply as ChatReply
 from prdigest.handlers.commands import Intent
 from prdigest.handlers.lanes import lane_of
+from prdigest.handlers.request import request
 from prdigest.models import Window
 from prdigest.pipeline.single import read_window
 from prdigest.storage import Store
@@ -183,25 +184,25 @@ def test_a_delivery_claimed_by_another_process_is_not_answered_again(week: Store
 
 def test_lanes_of_commands(week: Store, llm: HangingLLM) -> None:
     plain, with_llm = services(week), services(week, llm)
-    assert not lane_of("help", CTX, with_llm).slow
-    assert not lane_of("subscriptions", CTX, with_llm).slow
-    assert lane_of("report", CTX, plain).slow  # a sync and a whole report
-    assert lane_of("ask what changed?", CTX, with_llm).slow
-    assert not lane_of("ask what changed?", CTX, plain).slow  # a search of the cache
-    assert lane_of("the weather is nice today", CTX, with_llm).slow  # routed by the LLM
-    assert not lane_of("risks", CTX, plain).slow
-    assert not lane_of("explain #4107", CTX, plain).slow
-    assert lane_of("explain #99999", CTX, plain).slow  # not cached: a source may fetch it
-    assert lane_of("risks 2025-W10", CTX, plain).slow  # days the cache lacks
+    assert not lane_of(request("help", CTX), with_llm).slow
+    assert not lane_of(request("subscriptions", CTX), with_llm).slow
+    assert lane_of(request("report", CTX), plain).slow  # a sync and a whole report
+    assert lane_of(request("ask what changed?", CTX), with_llm).slow
+    assert not lane_of(request("ask what changed?", CTX), plain).slow  # a search of the cache
+    assert lane_of(request("the weather is nice today", CTX), with_llm).slow  # routed by the LLM
+    assert not lane_of(request("risks", CTX), plain).slow
+    assert not lane_of(request("explain #4107", CTX), plain).slow
+    assert lane_of(request("explain #99999", CTX), plain).slow  # not cached: a source may fetch it
+    assert lane_of(request("risks 2025-W10", CTX), plain).slow  # days the cache lacks
     # With an LLM, the first run of a report fills its caches; the next ones, and its PRs, are fast.
-    first = lane_of("risks", CTX, with_llm)
+    first = lane_of(request("risks", CTX), with_llm)
     assert first.slow and first.warms is not None
-    assert not lane_of("top 3", CTX, with_llm, {first.warms}).slow
-    assert not lane_of("explain #4107", CTX, with_llm, {first.warms}).slow
-    assert lane_of("explain #4107", CTX, with_llm).slow
+    assert not lane_of(request("top 3", CTX), with_llm, {first.warms}).slow
+    assert not lane_of(request("explain #4107", CTX), with_llm, {first.warms}).slow
+    assert lane_of(request("explain #4107", CTX), with_llm).slow
     window = Window(since=DEMO.window.since, until=DEMO.window.until, tz=DEMO.window.tz)
     button = Intent("risks", lang="en", repo=DEMO.repo, window=window)
-    assert not lane_of(button, CTX, plain).slow
+    assert not lane_of(request(button, CTX), plain).slow
 
 
 def test_a_report_the_llm_fell_short_on_stays_in_the_slow_lane(week: Store) -> None:
@@ -225,6 +226,8 @@ def test_a_report_the_llm_fell_short_on_stays_in_the_slow_lane(week: Store) -> N
                 replies[0].report.llm_usage is not None and replies[0].report.llm_usage.narrative == "rules"
             )
             inbound = Inbound(platform="slack", event_id="EvNext", chat_id="C1", user_id="U1", text="risks")
-            assert core.lane(inbound).slow  # the LLM is tried again next time: never in the fast lane
+            assert core.lane(
+                core.request(inbound)
+            ).slow  # the LLM is tried again next time: never in the fast lane
         finally:
             closed_cleanly(core)()

@@ -162,8 +162,8 @@ def test_a_follow_up_under_a_posted_card_takes_its_week(svc: Services) -> None:
         svc.clock = lambda: datetime(2026, 9, 21, 2, 0, tzinfo=UTC)
         follow = Inbound(platform="slack", event_id="f-1", chat_id="C1", user_id="U1", text="risks",
                          thread_id="1700000000.000100", card_id="1700000000.000100")  # fmt: skip
-        reply = core.answer(follow)
-        outside = core.answer(follow.model_copy(update={"event_id": "f-2", "card_id": None}))
+        reply = core.answer(core.request(follow))
+        outside = core.answer(core.request(follow.model_copy(update={"event_id": "f-2", "card_id": None})))
     finally:
         core.close()
     assert reply.kind == "risks" and "2026-09-07" in reply.text
