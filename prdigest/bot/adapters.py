@@ -3,6 +3,9 @@
 Every platform adapter (`LarkBot`, `SlackBot`) is a `ChatAdapter`: the service starts and
 stops it, the weekly delivery posts and updates its report card and the card's thread
 through it (as an `AdapterDeliverer`), and the chat answers post their replies through it.
+What differs by platform beyond that (its mention syntax, a plain text message's payload, the
+errors that mean it refused our credentials, where it posts its events) the adapter says too,
+so that no generic module asks which platform it talks to.
 Each thread reply carries a key of its own (``<delivery key>:thread:<i>``), so that a run
 that takes over a half-posted delivery posts only the replies the thread lacks.
 """
@@ -10,12 +13,9 @@ that takes over a half-posted delivery posts only the replies the thread lacks.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from prdigest.models import Report
-
-if TYPE_CHECKING:
-    pass
 
 # (report, chat id, who the page is for: "chat" or "asker"): a page's link for that chat.
 ReportUrl = Callable[[Report, str, str], str | None]
@@ -23,6 +23,11 @@ ReportUrl = Callable[[Report, str, str], str | None]
 
 class ChatAdapter(Protocol):
     """One chat platform: its connection, and its outbound client (post, reply, update, upload, find)."""
+
+    @property
+    def events_path(self) -> str | None:
+        """Where the platform posts its events when it uses the web app (its HTTP mode); None: never."""
+        ...
 
     def start(self) -> None: ...
 
@@ -75,6 +80,18 @@ class ChatAdapter(Protocol):
     def member_chats(self, user_id: str, chat_ids: Collection[str]) -> set[str] | None:
         """The chats among ``chat_ids`` that ``user_id`` is in; None when the platform does not say
         (the app lacks the permission)."""
+        ...
+
+    def mention(self, user: str) -> str:
+        """``user`` (the platform's user id) mentioned in a message, in the platform's syntax."""
+        ...
+
+    def text_payload(self, text: str) -> dict[str, Any]:
+        """A plain text message as the platform's payload (for `post_reply`)."""
+        ...
+
+    def refused(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the platform refusing our credentials: retrying soon cannot help."""
         ...
 
 

@@ -4,8 +4,8 @@ it starts, and probed (cached) for /readyz.
 A platform that cannot be reached at start (down, 5xx, a timeout) must not take the other platform,
 the scheduler and the web app with it: its adapter's ``start`` is tried in a daemon thread, again
 after a capped exponential backoff (retries.py), until it succeeds or the service stops. A credential
-the platform refuses is logged as such and tried again only every few minutes (someone may fix it
-without a restart).
+the platform refuses (its adapter's ``refused`` says which errors mean that) is logged as such and
+tried again only every few minutes (someone may fix it without a restart).
 """
 
 from __future__ import annotations
@@ -28,11 +28,6 @@ log = logging.getLogger("prdigest.serve")
 REFUSED_WAIT_S = 300.0  # between two tries of a refused credential
 PROBE_TTL_S = 5.0  # a platform's API is probed at most this often, however often /readyz is asked
 JOIN_S = 5.0  # how long stop() waits for a start in progress
-# The platforms' codes for a credential they refuse: Slack's error names, Lark's numbers.
-REFUSED_CODES: frozenset[str | int] = frozenset(
-    {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
-     "not_allowed_token_type", 10003, 10014, 99991663}
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -50,10 +45,10 @@ class Probing(Protocol):
     def probe(self) -> None: ...
 
 
-def refused(exc: BaseException) -> bool:
-    """Whether a failed start is the platform refusing the credential (or a setting missing):
-    retrying soon cannot help."""
-    return isinstance(exc, ConfigError) or getattr(exc, "code", None) in REFUSED_CODES
+def refused(adapter: ChatAdapter, exc: BaseException) -> bool:
+    """Whether a failure is the platform refusing the credential (or a setting missing): retrying soon
+    cannot help."""
+    return isinstance(exc, ConfigError) or adapter.refused(exc)
 
 
 def describe(exc: BaseException) -> str:
@@ -106,7 +101,7 @@ class Connector:
                 self.adapter.start()
             except Exception as exc:  # anything: the other platforms, the scheduler and the web app go on
                 reason = describe(exc)
-                if refused(exc):
+                if refused(self.adapter, exc):
                     wait = self.refused_wait_s
                     what = (
                         "is not configured right"
@@ -136,13 +131,13 @@ class Connector:
         with self._probe_lock:
             now = time.monotonic()
             if self._probed is None or now - self._probed[0] >= self.probe_ttl_s:
-                self._probed = (now, _probe(probe))
+                self._probed = (now, _probe(self.adapter, probe))
             return self._probed[1]
 
 
-def _probe(client: Probing) -> Part:
+def _probe(adapter: ChatAdapter, client: Probing) -> Part:
     try:
         client.probe()
     except Exception as exc:
-        return Part(False, f"{'refused' if refused(exc) else 'unreachable'}: {describe(exc)}")
+        return Part(False, f"{'refused' if refused(adapter, exc) else 'unreachable'}: {describe(exc)}")
     return Part(True, "connected")

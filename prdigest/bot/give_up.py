@@ -1,12 +1,13 @@
 """A weekly report that could not be delivered within its grace period: logged, and told to the
 chat's admins (``[admins]`` in the settings) in the subscription's chat, when the platform's
-adapter can post there at all."""
+adapter can post there at all (mentioned and posted as the adapter writes them)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+from prdigest.bot.adapters import ChatAdapter
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
 from prdigest.subscription import Subscription
@@ -14,15 +15,10 @@ from prdigest.subscription import Subscription
 log = logging.getLogger("prdigest.scheduler")
 
 
-def notice(settings: Settings, sub: Subscription, key: str) -> str:
+def notice(settings: Settings, adapter: ChatAdapter, sub: Subscription, key: str) -> str:
     """The text for the chat: who is asked to look, and what was not delivered."""
     admins = list(getattr(settings.admins, sub.platform, None) or [])
-    if sub.platform == "slack":
-        who = " ".join(f"<@{user}>" for user in admins)
-    elif sub.platform == "lark":
-        who = " ".join(f'<at user_id="{user}"></at>' for user in admins)
-    else:
-        who = ""
+    who = " ".join(adapter.mention(user) for user in admins)
     text = (
         f"The weekly report of {sub.repo} ({key}) could not be delivered within its grace period; "
         "it will not be retried. The service log has the error."
@@ -38,14 +34,11 @@ def report_give_up(settings: Settings, deliverer: Any, sub: Subscription, key: s
         extra={"subscription": sub.id, "status": "given_up"},
     )  # fmt: skip
     count_delivery("given_up")
-    post = getattr(getattr(deliverer, "adapter", None), "post_reply", None)
-    if post is None:
+    adapter: ChatAdapter | None = getattr(deliverer, "adapter", None)
+    if adapter is None:
         return  # the console, or a platform without a way to reach its admins: the log only
-    text = notice(settings, sub, key)
-    payload: dict[str, Any] = {"text": text}
-    if sub.platform == "lark":
-        payload = {"msg_type": "text", "content": payload}
+    payload = adapter.text_payload(notice(settings, adapter, sub, key))
     try:
-        post(sub.chat_id, None, payload, f"{key}:given-up")
+        adapter.post_reply(sub.chat_id, None, payload, f"{key}:given-up")
     except Exception as exc:  # the chat is what failed in the first place
         log.error("could not tell the admins of %s:%s: %s", sub.platform, sub.chat_id, type(exc).__name__)

@@ -1,19 +1,47 @@
 """The chat adapters the settings configure, each with its deliverer; HTTP-mode ones mount on the web app.
 
-The SDKs are imported here only for the platforms that are configured: lark-oapi alone costs seconds
-and ~176 MB.
+`ADAPTERS` builds each platform's adapter by name (the settings' table of the same name configures it).
+A builder imports its adapter, and so its SDK, only when its platform is configured: lark-oapi alone
+costs seconds and ~176 MB.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from prdigest.bot.adapters import AdapterDeliverer, ChatAdapter, ReportUrl
 
 if TYPE_CHECKING:
     from prdigest.bot.app import BotCore
-    from prdigest.bot.web import WebApp
+    from prdigest.bot.web import WebApp, WSGIApp
     from prdigest.config import Settings
+
+# (settings, the chat core or None for a delivery-only client, report page links): the adapter.
+AdapterBuilder = Callable[["Settings", "BotCore | None", "ReportUrl | None"], ChatAdapter]
+
+
+@runtime_checkable
+class HttpEvents(Protocol):
+    """An adapter that takes its platform's events over HTTP, as a WSGI app."""
+
+    def wsgi_app(self) -> WSGIApp: ...
+
+
+def _lark(settings: Settings, core: BotCore | None, urls: ReportUrl | None) -> ChatAdapter:
+    from prdigest.bot.lark.adapter import LarkBot
+
+    return LarkBot(settings, core, report_url_for=urls)
+
+
+def _slack(settings: Settings, core: BotCore | None, urls: ReportUrl | None) -> ChatAdapter:
+    from prdigest.bot.slack.adapter import SlackBot
+
+    return SlackBot(settings, core, report_url_for=urls)
+
+
+# The adapters by platform (the names subscription.PLATFORMS knows), in the order they are started.
+ADAPTERS: dict[str, AdapterBuilder] = {"lark": _lark, "slack": _slack}
 
 
 def page_urls(settings: Settings, core: BotCore | None) -> ReportUrl | None:
@@ -34,19 +62,13 @@ def chat_adapters(
     """(platform, adapter, deliverer) for each configured platform; HTTP-mode adapters mount on ``web``."""
     found: list[tuple[str, ChatAdapter, AdapterDeliverer]] = []
     urls = page_urls(settings, core)
-    if settings.lark.enabled:
-        from prdigest.bot.lark.adapter import EVENTS_PATH, LarkBot
-
-        lark = LarkBot(settings, core, report_url_for=urls)
-        if web is not None and settings.lark.mode == "http":
-            web.mount(EVENTS_PATH, lark.wsgi_app())
-        found.append(("lark", lark, AdapterDeliverer(lark)))
-    if settings.slack.enabled:
-        from prdigest.bot.slack.adapter import EVENTS_PATH as SLACK_EVENTS
-        from prdigest.bot.slack.adapter import SlackBot
-
-        slack = SlackBot(settings, core, report_url_for=urls)
-        if web is not None and settings.slack.mode == "http":
-            web.mount(SLACK_EVENTS, slack.wsgi_app())
-        found.append(("slack", slack, AdapterDeliverer(slack)))
+    for name, build in ADAPTERS.items():
+        table = getattr(settings, name, None)
+        if table is None or not table.enabled:
+            continue
+        adapter = build(settings, core, urls)
+        http = getattr(table, "mode", None) == "http"
+        if web is not None and http and adapter.events_path is not None and isinstance(adapter, HttpEvents):
+            web.mount_events(adapter.events_path, adapter.wsgi_app())
+        found.append((name, adapter, AdapterDeliverer(adapter)))
     return found

@@ -31,8 +31,7 @@ HEAD_LIMIT = 64 * 1024
 BODY_LIMIT = 1 << 20  # no event is that big
 TIMEOUT_S = 10  # a connection idle that long is closed (waitress counts whole seconds)
 PAGE_METHODS: tuple[str, ...] = ("GET", "HEAD")
-# slack.EVENTS_PATH and lark.EVENTS_PATH (both import this module): the platforms POST events there.
-EVENT_ROUTES: dict[str, tuple[str, ...]] = {"/slack/events": ("POST",), "/lark/events": ("POST",)}
+EVENT_METHODS: tuple[str, ...] = ("POST",)  # a platform posts its events; nothing else is asked there
 SECURITY_HEADERS = [
     ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
      "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
@@ -62,13 +61,15 @@ class WebApp:
         self._server: TcpWSGIServer | None = None
         self._loop: threading.Thread | None = None
 
-    def mount(self, prefix: str, app: WSGIApp, methods: tuple[str, ...] | None = None) -> None:
-        """Serve paths under ``prefix`` with ``app``; the longest matching prefix wins. ``methods``
-        by default: POST for the event endpoints (``EVENT_ROUTES``), GET and HEAD for the rest."""
-        prefix = prefix.rstrip("/")
-        allowed = methods or EVENT_ROUTES.get(prefix, PAGE_METHODS)
-        self._routes.append((prefix, app, allowed))
+    def mount(self, prefix: str, app: WSGIApp, methods: tuple[str, ...] = PAGE_METHODS) -> None:
+        """Serve paths under ``prefix`` with ``app`` for ``methods`` (a page's GET and HEAD by default);
+        the longest matching prefix wins."""
+        self._routes.append((prefix.rstrip("/"), app, methods))
         self._routes.sort(key=lambda route: -len(route[0]))
+
+    def mount_events(self, prefix: str, app: WSGIApp) -> None:
+        """Serve a platform's event endpoint (its adapter's ``events_path``): POST only."""
+        self.mount(prefix, app, EVENT_METHODS)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         def secure_start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:

@@ -22,7 +22,6 @@ from lark_oapi.core.token.manager import TokenManager
 from prdigest.bot.adapters import AdapterDeliverer
 from prdigest.bot.app import BotCore, Inbound
 from prdigest.bot.lark.adapter import (
-    EVENTS_PATH,
     LarkBot,
     LarkError,
     ReportUrl,
@@ -103,9 +102,9 @@ def running(
         fake.ws.wait_connected()
         send = _over_long_connection(fake)
     else:
-        web.mount(EVENTS_PATH, bot.wsgi_app())
+        web.mount_events(LarkBot.events_path, bot.wsgi_app())
         host, port = web.start("127.0.0.1", 0)
-        url = f"http://{host}:{port}{EVENTS_PATH}"
+        url = f"http://{host}:{port}{LarkBot.events_path}"
         send = _over_http(fake, url)
     try:
         yield Rig(fake, bot, core, svc, send, url)

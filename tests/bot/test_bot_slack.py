@@ -35,7 +35,7 @@ from slack_bolt import BoltRequest, BoltResponse
 from prdigest.bot.adapters import AdapterDeliverer
 from prdigest.bot.app import WORKING, BotCore, Inbound
 from prdigest.bot.payloads import report_file_name
-from prdigest.bot.slack.adapter import EVENTS_PATH, SlackBot, SlackError, strip_mention
+from prdigest.bot.slack.adapter import SlackBot, SlackError, strip_mention
 from prdigest.bot.web import WebApp
 from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError
@@ -142,9 +142,9 @@ def running(slack: FakeSlack, svc: Services, mode: str, core: BotCore | None = N
         bot.start()
         chat = Chat(slack, bot, core, mode)
         if mode == "http":
-            web.mount(EVENTS_PATH, bot.wsgi_app())
+            web.mount_events(bot.events_path, bot.wsgi_app())
             host, port = web.start("127.0.0.1", 0)
-            chat.events_url = f"http://{host}:{port}{EVENTS_PATH}"
+            chat.events_url = f"http://{host}:{port}{bot.events_path}"
         else:
             slack.wait_connected()
         yield chat

@@ -69,6 +69,14 @@ class Out:
             return self.out.post(chat_id, thread, payload)
         return self.out.post(chat_id, thread, payload, key[:50])
 
+    def mention(self, user: str) -> str:
+        return f"<@{user}>" if isinstance(self.out, SlackOutbound) else f'<at user_id="{user}"></at>'
+
+    def text_payload(self, text: str) -> dict[str, Any]:
+        if isinstance(self.out, SlackOutbound):
+            return {"text": text}
+        return {"msg_type": "text", "content": {"text": text}}
+
 
 @pytest.fixture(autouse=True)
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:

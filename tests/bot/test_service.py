@@ -156,6 +156,9 @@ class FlakyAdapter:
     def stop(self) -> None:
         self.stopped.set()
 
+    def refused(self, exc: BaseException) -> bool:
+        return getattr(exc, "code", None) == Refused.code
+
 
 class Unreachable(Exception):
     code = None

@@ -33,8 +33,8 @@ def served() -> Iterator[tuple[WebApp, tuple[str, int], list[str]]]:
         return [environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))]
 
     app = WebApp(timeout_s=1)
-    app.mount("/slack/events", event)
-    app.mount("/lark/events", event)
+    app.mount_events("/slack/events", event)
+    app.mount_events("/lark/events", event)
     app.mount("/reports", page)
     address = app.start("127.0.0.1", 0)
     yield app, address, called

@@ -33,7 +33,6 @@ from prdigest.render.markdown import render_markdown
 from prdigest.storage.cards import remember_card
 
 __all__ = [
-    "EVENTS_PATH",
     "HTTP_TIMEOUT_S",
     "THREAD_TIMEOUT_S",
     "TOAST",
@@ -46,7 +45,9 @@ __all__ = [
 
 log = logging.getLogger("prdigest.lark")
 
-EVENTS_PATH = "/lark/events"  # where `prdigest serve` mounts wsgi_app() in mode "http"
+# Lark's codes for credentials it refuses: an app id or secret that is wrong, an app disabled or not
+# installed, a tenant token that is invalid.
+REFUSED_CODES = frozenset({10003, 10014, 99991663})
 # A button's answer must be acknowledged within 3 s: the toast says the work has started.
 TOAST = {
     "type": "info",
@@ -57,6 +58,8 @@ TOAST = {
 
 class LarkBot:
     """One Lark app, a `ChatAdapter`. ``core`` None: a delivery-only client."""
+
+    events_path = "/lark/events"  # where `prdigest serve` mounts wsgi_app() in mode "http"
 
     def __init__(self, settings: Settings, core: BotCore | None, *, report_url_for: ReportUrl | None = None):
         cfg = settings.lark
@@ -88,7 +91,7 @@ class LarkBot:
         self._long.stop()
 
     def wsgi_app(self) -> WSGIApp:
-        """Events and card callbacks posted by Lark (mode "http"); mount it at EVENTS_PATH."""
+        """Events and card callbacks posted by Lark (mode "http"); mount it at ``events_path``."""
         return events_app(self.events)
 
     def bot_open_id(self) -> str:
@@ -132,6 +135,15 @@ class LarkBot:
     def update_thread_reply(self, chat_id: str, message_id: str, message: dict[str, Any], key: str) -> None:
         self.out.patch(message_id, keyed(message, key)["content"], "update a thread reply")
 
+    def mention(self, user: str) -> str:
+        return f'<at user_id="{user}"></at>'
+
+    def text_payload(self, text: str) -> dict[str, Any]:
+        return {"msg_type": "text", "content": {"text": text}}
+
+    def refused(self, exc: BaseException) -> bool:
+        return getattr(exc, "code", None) in REFUSED_CODES
+
     # --- events ---------------------------------------------------------------------
 
     def member_chats(self, user_id: str, chat_ids: Collection[str]) -> set[str] | None:
@@ -158,7 +170,7 @@ class LarkBot:
         root = inbound.card_id or message_id
 
         def notice(text: str) -> None:
-            self.post_reply(chat_id, message_id, _text(text), f"{key}:notice")
+            self.post_reply(chat_id, message_id, self.text_payload(text), f"{key}:notice")
 
         self.core.submit(inbound, lambda reply: self._answer(reply, message_id, key, chat_id, root), notice)
 
@@ -188,10 +200,6 @@ class LarkBot:
                 remember_card(self.core.services.store, "lark", chat_id, card, reply.report)
         if reply.report is not None and report_file_due(reply, report_url):
             self.post_file(chat_id, thread, message_id, reply.report, render_markdown(reply.report), key)
-
-
-def _text(text: str) -> dict[str, Any]:
-    return {"msg_type": "text", "content": {"text": text}}
 
 
 def _secret(value: Any) -> str:

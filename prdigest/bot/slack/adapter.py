@@ -3,7 +3,7 @@
 Only the Slack modules import slack_bolt and slack_sdk: the connection (Socket Mode or
 HTTP) and the listeners here, the event mapping in `slack_events`, the outbound client in
 `slack_client`. Events come through Socket Mode (the default: an outbound websocket, no
-public URL) or over HTTP (``wsgi_app()`` mounted on the web app at ``/slack/events``,
+public URL) or over HTTP (``wsgi_app()`` mounted on the web app at ``events_path``,
 signatures checked with the signing secret). Every event is acked first: over HTTP, an
 Events API event whose signature the SDK's verifier accepts is acked before Bolt reads it
 (Bolt's ack of an event is an empty 200 whatever its listeners do; the dispatch costs about
@@ -56,11 +56,15 @@ from prdigest.models import Report
 from prdigest.render.slack import render_slack_thread
 from prdigest.storage.cards import remember_card
 
-__all__ = ["EVENTS_PATH", "REPORT_EVENT", "SlackBot", "SlackError", "strip_mention"]
+__all__ = ["REPORT_EVENT", "SlackBot", "SlackError", "strip_mention"]
 
 log = logging.getLogger("prdigest.slack")
 
-EVENTS_PATH = "/slack/events"
+# Slack's error names for a token it refuses.
+REFUSED_CODES = frozenset(
+    {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
+     "not_allowed_token_type"}
+)  # fmt: skip
 COMMAND = "/prdigest"
 ACTION_PREFIX = "prdigest_"
 LINK_ACTION = "prdigest_open_url"  # a link button: Slack opens the URL, we only ack
@@ -78,6 +82,8 @@ _NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
 class SlackBot:
     """One Slack app, a `ChatAdapter`. ``core`` None: a delivery-only client (``prdigest deliver``),
     with no listeners."""
+
+    events_path = "/slack/events"  # where `prdigest serve` mounts wsgi_app() in HTTP mode
 
     def __init__(self, settings: Settings, core: BotCore | None, *, report_url_for: ReportUrl | None = None):
         slack = settings.slack
@@ -135,12 +141,12 @@ class SlackBot:
         self._executor.shutdown(wait=True)  # ...and finished
 
     def wsgi_app(self) -> AckFirst:
-        """HTTP mode: the WSGI app to mount at ``EVENTS_PATH`` (events, slash commands, buttons)."""
+        """HTTP mode: the WSGI app to mount at ``events_path`` (events, slash commands, buttons)."""
         secret = self.settings.slack.signing_secret
         if secret is None:
             raise ConfigError("Slack HTTP mode needs the signing secret: set PRDIGEST_SLACK_SIGNING_SECRET")
         verifier = SignatureVerifier(secret.get_secret_value())
-        return AckFirst(SlackRequestHandler(self.app, path=EVENTS_PATH), verifier, self._dispatcher)
+        return AckFirst(SlackRequestHandler(self.app, path=self.events_path), verifier, self._dispatcher)
 
     def _connect(self) -> None:
         assert self._socket is not None
@@ -203,6 +209,15 @@ class SlackBot:
             log.warning("Slack: could not list the channels of %s: %s", user_id, exc)
             return None
 
+    def mention(self, user: str) -> str:
+        return f"<@{user}>"
+
+    def text_payload(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+    def refused(self, exc: BaseException) -> bool:
+        return getattr(exc, "code", None) in REFUSED_CODES
+
     def _listen(self) -> None:
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_message)
@@ -243,7 +258,7 @@ class SlackBot:
         chat, thread, key = inbound.chat_id, inbound.thread_id, inbound.event_id
 
         def say(text: str) -> None:
-            self.post_reply(chat, thread, {"text": text}, f"{key}:notice")
+            self.post_reply(chat, thread, self.text_payload(text), f"{key}:notice")
 
         self.core.submit(inbound, self._responder(chat, thread, key, response_url), say if notice else None)
 
