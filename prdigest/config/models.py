@@ -302,5 +302,8 @@ class Settings(_Section):
         return [r.name for r in self.repos if r.name.split("/", 1)[0].lower() == owner.lower()]
 
 
-# OWNER/NAME. A search never starts inside a run of name characters, nor takes one back: linear time.
-REPO_NAME = re.compile(r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]++/[A-Za-z0-9_.-]+")
+# OWNER/NAME as GitHub spells it: the one pattern the settings, the CLI, the chat's commands and the LLM
+# router's tools check a repository's name with.
+REPO_PATTERN = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+# It in a text. A search never starts inside a run of name characters, nor takes one back: linear time.
+REPO_NAME = re.compile(rf"(?<![A-Za-z0-9_.-])(?>{REPO_PATTERN})")

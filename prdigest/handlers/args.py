@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from prdigest.config import REPO_NAME
 from prdigest.errors import UsageError
 from prdigest.models import Lang, Weekday, zone
 from prdigest.subscription import weekday
 
-_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 # Every repository of an owner: "org:acme" (a full-width colon too, as a Chinese keyboard types it).
 _OWNER = re.compile(r"^org[:：](?P<owner>.*)$", re.I)
-_OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 _DAYS_ZH: dict[str, Weekday] = {
     "周一": "mon",
@@ -66,7 +65,7 @@ def read_args(text: str) -> Args:
             args.tz = zone(token).key
         elif match := _OWNER.match(token):
             args.owner = owner_name(match.group("owner"), token)
-        elif _REPO.match(token):
+        elif REPO_NAME.fullmatch(token):
             if token.lower() in (r.lower() for r in args.repos):
                 raise UsageError(f"{token} is named twice", "err_repo_twice", repo=token)
             args.repos.append(token)
@@ -80,7 +79,7 @@ def read_args(text: str) -> Args:
 
 
 def owner_name(name: str, token: str) -> str:
-    if not _OWNER_NAME.match(name):
+    if not REPO_NAME.fullmatch(f"{name}/x"):  # a name an owner may have
         raise UsageError(f"{token!r} is not org:OWNER", "err_repo_name", text=token[:80])
     return name
 

@@ -6,9 +6,13 @@ from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import resolve, text_reply, window_of
+from prdigest.handlers.tool_args import AskArgs
 
 
-@command("ask", en=("ask",), zh=("提问",))
+@command(
+    "ask", en=("ask",), zh=("提问",), order=70, leads=True, lane="question",
+    tool=AskArgs, tool_about="A free question answered from the merged pull requests, citing them.",
+)  # fmt: skip
 def ask(intent: Intent, ctx: Context, svc: Services) -> Reply:
     from prdigest.analysis.ask import ask as answer_question  # with the LLM engine: costs ~0.5 s to import
 

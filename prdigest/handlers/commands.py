@@ -1,4 +1,5 @@
-"""The one registry of chat commands (help is generated from it) and the Intent a message is read as.
+"""The one registry of chat commands (help, the parser, the LLM router and the lanes derive from it) and
+the Intent a message is read as.
 
 `prdigest.handlers.understand` reads a message into an Intent; a button or a card's
 thread builds one directly. Handlers get the Intent, never the text.
@@ -10,20 +11,22 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from prdigest.models import Lang, Window
 from prdigest.periods import Period, default_window
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from prdigest.handlers.context import Context, Services
     from prdigest.handlers.replies import Reply
 
 Handler = Callable[["Intent", "Context", "Services"], "Reply"]
-NAMES = ("report", "risks", "top", "explain", "authors", "hot", "ask", "help", "subscribe", "unsubscribe",
-         "subscriptions", "preview", "mute", "unmute", "dismiss", "undismiss")  # fmt: skip
-# Commands about a period: one that names none gets the last complete week.
-PERIOD_COMMANDS = frozenset({"report", "risks", "top", "authors", "hot"})
+# How a command's request is run (handlers/lanes.py): "fast" reads and writes a few rows; "question" calls
+# the LLM when one is configured; "cached" answers from the period's report; "pr" from one PR's analysis;
+# "slow" reads a source or builds a whole report.
+LaneKind = Literal["fast", "question", "cached", "pr", "slow"]
 
 MAX_MESSAGE_CHARS = 2000
 _MENTION = re.compile(r"^\s*(?:<at\b[^>]*>.*?</at>|<@[A-Z0-9]+(?:\|[^>]*)?>|@\S+)\s*", re.I | re.S)
@@ -52,28 +55,47 @@ class Intent:
             return self.window
         if self.period is not None:
             return self.period.window(today, tz)
-        return default_window(today, tz) if self.command in PERIOD_COMMANDS else None
+        return default_window(today, tz) if spec(self.command).period else None
 
 
 @dataclass(frozen=True)
 class CommandSpec:
+    """A chat command: all that help, the parser, the LLM router and the lanes know of it. Its texts are
+    ``usage_<name>`` and ``about_<name>`` in every language (prdigest/i18n/chat.py)."""
+
     name: str
-    en: tuple[str, ...]
+    en: tuple[str, ...]  # the words that start it
     zh: tuple[str, ...]
     handler: Handler
+    order: int  # its place in help: the weekly questions first, admin commands last
     admin: bool = False
+    period: bool = False  # about a period: one that names none gets the last complete week
+    # Read only from its leading word ("mute no_tests" is no question about tests)...
+    leads: bool = False
+    # ...or from these words anywhere in a short message ("show me the risks"); when several commands'
+    # words are there, the lowest ``specific`` wins.
+    said: re.Pattern[str] | None = None
+    specific: int = 0
+    lane: LaneKind = "slow"
+    # The LLM router's tool: its arguments' model (pydantic) and what it is for; None: never routed.
+    tool: type[BaseModel] | None = None
+    tool_about: str = ""
+
+    @property
+    def text_keys(self) -> tuple[str, str]:
+        return f"usage_{self.name}", f"about_{self.name}"
 
 
 COMMANDS: list[CommandSpec] = []
 
 
 def command(
-    name: str, en: tuple[str, ...], zh: tuple[str, ...], admin: bool = False
+    name: str, en: tuple[str, ...], zh: tuple[str, ...], order: int, **facts: Any
 ) -> Callable[[Handler], Handler]:
-    """Register a handler under its English and Chinese command words."""
+    """Register a handler under its English and Chinese command words, with its facts (`CommandSpec`)."""
 
     def register(fn: Handler) -> Handler:
-        COMMANDS.append(CommandSpec(name, en, zh, fn, admin))
+        COMMANDS.append(CommandSpec(name, en, zh, fn, order, **facts))
         return fn
 
     return register
@@ -81,6 +103,15 @@ def command(
 
 def spec(name: str) -> CommandSpec:
     return next(c for c in COMMANDS if c.name == name)
+
+
+def ranked(by: Callable[[CommandSpec], int]) -> list[CommandSpec]:
+    return sorted(COMMANDS, key=by)
+
+
+def words(*patterns: str) -> re.Pattern[str]:
+    """A command's words, as ``said``: any of the patterns, case aside."""
+    return re.compile("|".join(patterns), re.I)
 
 
 def clean(text: str) -> str:

@@ -7,6 +7,7 @@ from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Scope, resolve, text_reply
+from prdigest.handlers.tool_args import ExplainArgs
 from prdigest.i18n import risk_name, texts
 from prdigest.models import PRAnalysis, PullRequest, zone
 from prdigest.pipeline.single import analyse
@@ -17,7 +18,10 @@ MAX_FILES = 15
 _UNKNOWN = ("reviews", "review_threads", "checks", "is_fork", "labels")
 
 
-@command("explain", en=("explain",), zh=("解释", "说明"))
+@command(
+    "explain", en=("explain",), zh=("解释", "说明"), order=40, lane="pr",
+    tool=ExplainArgs, tool_about="What one pull request does, why it matters, its risks.",
+)  # fmt: skip
 def explain(intent: Intent, ctx: Context, svc: Services) -> Reply:
     if intent.pr is None:
         raise UsageError("name the PR with its number, e.g. explain #3128", "err_pr_missing")

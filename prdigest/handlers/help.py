@@ -2,40 +2,25 @@
 
 from __future__ import annotations
 
-from prdigest.handlers.commands import COMMANDS, Intent, command
+from prdigest.handlers.commands import Intent, command, ranked
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import HelpLine, Reply
 from prdigest.handlers.scope import text_reply
+from prdigest.handlers.tool_args import NoArgs
 from prdigest.i18n import texts
 from prdigest.render.markdown import escape
-
-# The order help lists the commands in: the weekly questions first, admin commands last.
-ORDER = (
-    "report",
-    "risks",
-    "top",
-    "explain",
-    "authors",
-    "hot",
-    "ask",
-    "preview",
-    "subscriptions",
-    "subscribe",
-    "unsubscribe",
-    "mute",
-    "unmute",
-    "dismiss",
-    "undismiss",
-)
 
 
 def help_lines(lang: str) -> list[HelpLine]:
     t = texts(lang)
-    ranked = sorted(COMMANDS, key=lambda c: ORDER.index(c.name) if c.name in ORDER else len(ORDER))
-    return [HelpLine(usage=t[f"usage_{c.name}"], about=t[f"about_{c.name}"]) for c in ranked]
+    keys = [c.text_keys for c in ranked(lambda c: c.order)]
+    return [HelpLine(usage=t[usage], about=t[about]) for usage, about in keys]
 
 
-@command("help", en=("help", "?"), zh=("帮助",))
+@command(
+    "help", en=("help", "?"), zh=("帮助",), order=1000, leads=True, lane="fast", tool=NoArgs,
+    tool_about="What the bot can do: for greetings, thanks and anything that is not a request.",
+)  # fmt: skip
 def show_help(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lang = intent.lang
     t = texts(lang)

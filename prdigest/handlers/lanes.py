@@ -12,16 +12,11 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 
-from prdigest.handlers.commands import PERIOD_COMMANDS
+from prdigest.handlers.commands import spec
 from prdigest.handlers.context import Services
 from prdigest.handlers.request import Request
 from prdigest.handlers.scope import Answer, resolve, window_of
 from prdigest.storage import coverage
-
-# Commands that read and write a few rows: never an LLM call, never a source.
-ALWAYS_FAST = frozenset({"help", "subscriptions", "subscribe", "unsubscribe"})
-# The commands answered from the period's report (report itself reads the source again: slow).
-CACHED_REPORT = PERIOD_COMMANDS - {"report"}
 
 
 @dataclass(frozen=True)
@@ -44,12 +39,12 @@ def lane_of(req: Request, svc: Services, warm: Collection[Hashable] = ()) -> Lan
         return FAST  # the message cannot be read: answered at once with why
     if not intent.placed and llm:
         return SLOW  # the LLM routes it (handlers.dispatch)
-    command = intent.command
-    if command in ALWAYS_FAST:
+    kind = spec(intent.command).lane  # the command's own (handlers/commands.py LaneKind)
+    if kind == "fast":
         return FAST
-    if command == "ask":
+    if kind == "question":
         return SLOW if llm else FAST  # without an LLM, a full-text search of the cache
-    if command not in CACHED_REPORT and command != "explain":
+    if kind == "slow":
         return SLOW  # report: a sync and a whole report
     if ctx.direct:
         return SLOW  # what a direct message sees waits for the platform's word on the asker's chats
@@ -57,7 +52,7 @@ def lane_of(req: Request, svc: Services, warm: Collection[Hashable] = ()) -> Lan
         scope = resolve(intent, ctx, svc)
     except Answer:
         return FAST  # answered at once ("which repository?")
-    if command == "explain":
+    if kind == "pr":
         if intent.pr is None:
             return FAST  # "which PR?"
         pr = svc.store.get_pr(scope.repo, intent.pr)

@@ -81,12 +81,12 @@ def _mute(intent: Intent, ctx: Context, svc: Services, on: bool) -> Reply:
     return text_reply("subscriptions", lang, text, repo=sub.repo, subscriptions=[saved])
 
 
-@command("mute", en=("mute",), zh=("静音",), admin=True)
+@command("mute", en=("mute",), zh=("静音",), order=120, admin=True, leads=True)
 def mute(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return _mute(intent, ctx, svc, on=True)
 
 
-@command("unmute", en=("unmute",), zh=("取消静音",), admin=True)
+@command("unmute", en=("unmute",), zh=("取消静音",), order=130, admin=True, leads=True)
 def unmute(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return _mute(intent, ctx, svc, on=False)
 
@@ -115,7 +115,7 @@ def _labels(svc: Services, repo: str, pr: PullRequest, lang: Lang) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@command("dismiss", en=("dismiss",), zh=("忽略",), admin=True)
+@command("dismiss", en=("dismiss",), zh=("忽略",), order=140, admin=True, leads=True)
 def dismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     repo, number, rule, lang, t = _target(intent, ctx, svc)
     pr = svc.store.get_pr(repo, number)
@@ -132,7 +132,7 @@ def dismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("text", lang, text, repo=repo)
 
 
-@command("undismiss", en=("undismiss",), zh=("取消忽略",), admin=True)
+@command("undismiss", en=("undismiss",), zh=("取消忽略",), order=150, admin=True, leads=True)
 def undismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     repo, number, rule, lang, t = _target(intent, ctx, svc)
     removed = delete_dismissal(svc.store, repo, number, rule)

@@ -82,7 +82,7 @@ def preview_text(repo: str, reports: list[Report], lang: str) -> str:
     return "\n".join(lines)
 
 
-@command("preview", en=("preview",), zh=("预览",))
+@command("preview", en=("preview",), zh=("预览",), order=80, leads=True)
 def preview(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lang = intent.lang
     if intent.repo is None:

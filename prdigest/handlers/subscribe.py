@@ -9,7 +9,7 @@ from datetime import UTC
 
 from prdigest.analysis.noise import filters_text
 from prdigest.handlers.args import Args, read_args
-from prdigest.handlers.commands import Intent, command
+from prdigest.handlers.commands import Intent, command, words
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, text_reply
@@ -59,7 +59,10 @@ def describe(sub: Subscription, lang: str) -> str:
     )
 
 
-@command("subscribe", en=("subscribe",), zh=("订阅",), admin=True)
+@command(
+    "subscribe", en=("subscribe",), zh=("订阅",), order=100, admin=True, leads=True, lane="fast",
+    said=words(r"\bsubscribe\b|订阅"), specific=3,
+)  # fmt: skip
 def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     _, sub, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
@@ -87,7 +90,10 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("subscriptions", lang, text, repo=saved.repo, subscriptions=[saved])
 
 
-@command("unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), admin=True)
+@command(
+    "unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), order=110, admin=True, leads=True,
+    lane="fast", said=words(r"\bunsubscribe\b|取消订阅|退订"), specific=2,
+)  # fmt: skip
 def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     _, named, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
@@ -112,7 +118,10 @@ def shaping(sub: Subscription, t: dict[str, str]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-@command("subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",))
+@command(
+    "subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",), order=90, leads=True, lane="fast",
+    said=words(r"\bsubscriptions\b|订阅列表|我的订阅|查看订阅|哪些订阅"), specific=1,
+)  # fmt: skip
 def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lang = intent.lang
     t = texts(lang)

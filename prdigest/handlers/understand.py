@@ -18,23 +18,14 @@ import difflib
 import re
 from datetime import date
 
+from prdigest.config.models import REPO_PATTERN
 from prdigest.handlers.args import is_zone, pr_number
-from prdigest.handlers.commands import COMMANDS, Intent, clean
+from prdigest.handlers.commands import COMMANDS, Intent, clean, ranked, spec, words
 from prdigest.i18n import detect_lang
 from prdigest.models import Lang
 from prdigest.periods import EN_NUMBER, ZH_NUMBER, find_period, number, without
 
 _GREETINGS = frozenset({"hi", "hello", "hey", "hallo", "yo", "你好", "您好", "嗨", "哈喽", "在吗"})
-# Commands read only from their leading word, their words as written: "mute no_tests" is no question about
-# tests, "dismiss #12 no_tests" no explanation of #12.
-_LEADING_ONLY = ("subscriptions", "unsubscribe", "subscribe", "ask", "help", "mute", "unmute", "dismiss",
-                 "undismiss", "preview")  # fmt: skip
-# The admin commands said in a sentence ("please unsubscribe owner/name", "我的订阅").
-_ADMIN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("subscriptions", re.compile(r"\bsubscriptions\b|订阅列表|我的订阅|查看订阅|哪些订阅", re.I)),
-    ("unsubscribe", re.compile(r"\bunsubscribe\b|取消订阅|退订", re.I)),
-    ("subscribe", re.compile(r"\bsubscribe\b|订阅", re.I)),
-)
 # A reply language asked for in words ("report in English", "用中文").
 _ASKED_LANG: tuple[tuple[Lang, re.Pattern[str]], ...] = (
     ("en", re.compile(r"\bin english\b|英文|英语", re.I)),
@@ -43,47 +34,12 @@ _ASKED_LANG: tuple[tuple[Lang, re.Pattern[str]], ...] = (
 _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
 
 
-def _words(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(patterns), re.I)
-
-
-# What each command's question sounds like, in the order the most specific wins.
-_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("risks", _words(
-        r"\brisk(?:s|y)?\b", r"\b(?:could|might|may|will|can|would)\s+(?:\w+\s+)?(?:break|go wrong|fail)\b",
-        r"\bbr(?:eak(?:ing|s)?|oken?)\b", r"\bdanger(?:s|ous)?\b", r"\bconcerns?\b", r"\bworr(?:y|ies|ied)\b",
-        r"\bwatch out\b", r"\bred flags?\b", r"\bregressions?\b", r"\bsecurity\b", r"\bvulnerab",
-        r"\bwithout tests\b", r"\bno tests\b", "没有测试", "缺少测试", "安全问题",
-        "风险", "隐患", "危险", "破坏性", "要注意", "注意什么", "会不会(?:坏|出问题|出错)",
-        "可能(?:会)?(?:坏|出问题|出错)",
-    )),
-    ("hot", _words(
-        r"\bhot\b", r"\bhot\s*spots?\b", r"\bfiles\b", r"\bchurn\b", "热点", "哪些文件", r"文件.{0,8}最多",
-        r"最多的文件", "改动最多",
-    )),
-    ("authors", _words(
-        r"\bauthors?\b", r"\bcontributors?\b", r"\bcontributed\b", r"\bmost active\b",
-        r"\bwho\s+(?:\w+\s+)?(?:committed|merged|wrote|shipped|submitted|authored|landed|contributes)\b",
-        "作者", "贡献者", "贡献", "最活跃", r"谁.{0,6}(?:提交|合并|写|贡献)",
-    )),
-    ("top", _words(
-        r"\btop\b", r"\bmost important\b", r"\b(?:biggest|largest|key|major|notable|significant|main)\s+"
-        r"(?:prs?|pull requests?|changes?|merges?)\b", r"\bhighlights?\b", r"\bimportant\b",
-        "重点", "重要", "最大的", "关键", "亮点", r"主要的?(?:PR|改动|变更|变化)",
-    )),
-    ("report", _words(
-        r"\breports?\b", r"\bdigest\b", r"\bsummar(?:y|ies|i[sz]e)\b", r"\brecap\b", r"\boverview\b",
-        r"\bweekly\b", r"\bwhat (?:happened|is new)\b", r"\bwhat'?s new\b", r"\bnews\b",
-        "报告", "周报", "月报", "总结", "汇总", "概况", "概览", "发生了什么", "有什么变化",
-        r"\bhow many\b.*\b(?:prs|pull requests|merged)\b", r"(?:多少|几)\s*个?\s*PR",
-    )),
-)  # fmt: skip
 # A message that says no more than "the PRs merged" (and a period) lists them: "PRs merged yesterday",
 # "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
-_LISTING = _words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并", r"PR")
+_LISTING = words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并", r"PR")
 # The word lists read best packed, several to a line.
 # fmt: off
-_FILLER = _words(
+_FILLER = words(
     r"\b(?:show|me|list|give|all|the|a|of|in|on|were|was|is|are|what|which|please|prs?|pull|requests?|merged|"
     r"got|have|been|that|there|any|new|recent|recently|latest|we|our|did|from|for)\b",
     "合并了", "合并", "哪些", "有", "的", "了", "吗", "都", "PR", "给我", "看看", "看下", "列出", "一下",
@@ -92,17 +48,17 @@ _FILLER = _words(
 )
 # "how do I … subscribe" within a sentence's length: each "how" a search tries reads a bounded span
 # (an unbounded one made a message of many "how to"s quadratic).
-_HELP = _words(
+_HELP = words(
     r"\bwhat can you do\b", r"\bwhat do you do\b", r"\bhow (?:do i|to|can i) use\b", r"\bcommands\b",
     r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.{0,200}\b(?:subscribe|unsubscribe|use)\b",
     "怎么订阅", "如何订阅",
     "你能做什么", "能做什么", "怎么用", "如何使用", "能干什么", "有哪些命令", "你是谁",
 )
-_EXPLAIN = _words(
+_EXPLAIN = words(
     r"\bexplain\b", r"\btell me about\b", r"\bwhat (?:does|did|is)\b", r"\bdetails?\b", r"\bdescribe\b",
     "解释", "说明", "讲讲", "介绍", "做什么", "干什么", "改了什么",
 )
-_QUESTION = _words(
+_QUESTION = words(
     r"[?？]", r"^(?:what|why|how|who|whom|whose|which|when|where|is|are|was|were|does|do|did|can|could|"
     r"should|would|will|has|have|any)\b", r"\b(?:what|why|how|who|which|when|where)\b",
     "吗", "呢", "么", "什么", "为什么", "怎么", "怎样", "哪", "谁", "几", "多少", "是否", "有没有", "是不是",
@@ -120,7 +76,7 @@ _COUNT = re.compile(
     rf"|前\s*(?P<zn>{ZH_NUMBER})|(?P<zc>{ZH_NUMBER})\s*个",
     re.I,
 )
-_REPO = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?![\w/-])")
+_REPO = re.compile(rf"(?<![\w./-])({REPO_PATTERN})(?![\w/-])")
 # Up to this many words (or Chinese characters / 3), a message is a command said in words;
 # a longer one that asks a question is a question, whatever words it uses.
 SHORT_WORDS = 12
@@ -133,7 +89,7 @@ def understand(text: str) -> Intent:
     if not text or text.lower().strip(" !！.。?？~") in _GREETINGS:
         return Intent("help", lang)
     leading = _leading(text)
-    if leading is not None and leading[0] in _LEADING_ONLY:
+    if leading is not None and spec(leading[0]).leads:
         only, rest = leading
         if only == "ask":
             return Intent("ask", lang, period=find_period(rest), question=rest)
@@ -155,7 +111,8 @@ def understand(text: str) -> Intent:
         # "explain" with words but no PR, or a long question: asked as written
         return Intent("ask", lang, period=period, question=text, placed=False)
     if name is not None:
-        n = _count(rest) if name in ("top", "authors", "hot") else None
+        tool = spec(name).tool
+        n = _count(rest) if tool is not None and "n" in tool.model_fields else None
         return Intent(name, lang, period=period, n=n, repo=_repo(rest))
     if _HELP.search(rest):
         return Intent("help", lang)
@@ -191,20 +148,26 @@ def _admin(text: str) -> str | None:
     """An admin command said in a short sentence that is not a question about it ("how do I subscribe?")."""
     if len(text.split()) > SHORT_WORDS or (_QUESTION.search(text) and _repo(text) is None):
         return None
-    return next((name for name, words in _ADMIN if words.search(text)), None)
+    return next((name for name, said in _said(leads=True) if said.search(text)), None)
 
 
 def _sharper(leading: str, text: str) -> str:
     """A leading generic word ("top", "report") gives way to a more specific topic ("top 3 authors")."""
-    order = [name for name, _ in _TOPICS]
+    order = [name for name, _ in _said(leads=False)]
     topic = _topic(text)
     if leading in ("top", "report") and topic is not None and order.index(topic) < order.index(leading):
         return topic
     return leading
 
 
+def _said(leads: bool) -> list[tuple[str, re.Pattern[str]]]:
+    """The commands said in a sentence, the most specific first: those that otherwise must lead (the admin
+    commands: "please unsubscribe owner/name"), or the questions ("show me the risks")."""
+    return [(c.name, c.said) for c in ranked(lambda c: c.specific) if c.leads == leads and c.said is not None]
+
+
 def _topic(text: str) -> str | None:
-    found = next((name for name, words in _TOPICS if words.search(text)), None)
+    found = next((name for name, said in _said(leads=False) if said.search(text)), None)
     if found is None and _LISTING.search(text) and not _FILLER.sub("", text):
         return "top"
     return found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prdigest.handlers.commands import Intent, command, spec
+from prdigest.handlers.commands import Intent, command, spec, words
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import (
@@ -18,9 +18,44 @@ from prdigest.handlers.scope import (
     week_report,
     window_of,
 )
+from prdigest.handlers.tool_args import CountArgs, PeriodArgs
 from prdigest.i18n import texts
 from prdigest.models import Report, ReportPR, Window, iso_week_label
 from prdigest.render.markdown import escape, render_markdown
+
+# What each period command's question sounds like in a short message ("show me the risks").
+# fmt: off
+RISK_WORDS = words(
+    r"\brisk(?:s|y)?\b", r"\b(?:could|might|may|will|can|would)\s+(?:\w+\s+)?(?:break|go wrong|fail)\b",
+    r"\bbr(?:eak(?:ing|s)?|oken?)\b", r"\bdanger(?:s|ous)?\b", r"\bconcerns?\b", r"\bworr(?:y|ies|ied)\b",
+    r"\bwatch out\b", r"\bred flags?\b", r"\bregressions?\b", r"\bsecurity\b", r"\bvulnerab",
+    r"\bwithout tests\b", r"\bno tests\b", "没有测试", "缺少测试", "安全问题",
+    "风险", "隐患", "危险", "破坏性", "要注意", "注意什么", "会不会(?:坏|出问题|出错)",
+    "可能(?:会)?(?:坏|出问题|出错)",
+)
+HOT_WORDS = words(
+    r"\bhot\b", r"\bhot\s*spots?\b", r"\bfiles\b", r"\bchurn\b", "热点", "哪些文件", r"文件.{0,8}最多",
+    r"最多的文件", "改动最多",
+)
+AUTHOR_WORDS = words(
+    r"\bauthors?\b", r"\bcontributors?\b", r"\bcontributed\b", r"\bmost active\b",
+    r"\bwho\s+(?:\w+\s+)?(?:committed|merged|wrote|shipped|submitted|authored|landed|contributes)\b",
+    "作者", "贡献者", "贡献", "最活跃", r"谁.{0,6}(?:提交|合并|写|贡献)",
+)
+TOP_WORDS = words(
+    r"\btop\b", r"\bmost important\b", r"\b(?:biggest|largest|key|major|notable|significant|main)\s+"
+    r"(?:prs?|pull requests?|changes?|merges?)\b", r"\bhighlights?\b", r"\bimportant\b",
+    "重点", "重要", "最大的", "关键", "亮点", r"主要的?(?:PR|改动|变更|变化)",
+)
+REPORT_WORDS = words(
+    r"\breports?\b", r"\bdigest\b", r"\bsummar(?:y|ies|i[sz]e)\b", r"\brecap\b", r"\boverview\b",
+    r"\bweekly\b", r"\bwhat (?:happened|is new)\b", r"\bwhat'?s new\b", r"\bnews\b",
+    "报告", "周报", "月报", "总结", "汇总", "概况", "概览", "发生了什么", "有什么变化",
+    r"\bhow many\b.*\b(?:prs|pull requests|merged)\b", r"(?:多少|几)\s*个?\s*PR",
+)
+# fmt: on
+# Answered from the period's report; the most specific question's words win (risks before top).
+CACHED = {"period": True, "lane": "cached"}
 
 DEFAULT_TOP = 5
 MAX_TOP = 24
@@ -62,7 +97,10 @@ def gather(intent: Intent, ctx: Context, svc: Services) -> Week:
     return w
 
 
-@command("risks", en=("show risks", "risks", "risk"), zh=("风险",))
+@command(
+    "risks", en=("show risks", "risks", "risk"), zh=("风险",), order=20, said=RISK_WORDS, specific=1,
+    tool=PeriodArgs, tool_about="The risks of the pull requests merged in a period.", **CACHED,
+)  # fmt: skip
 def risks(intent: Intent, ctx: Context, svc: Services) -> Reply:
     w = gather(intent, ctx, svc)
     scope, report, t, period = w.scope, w.report, w.t, w.period
@@ -82,7 +120,10 @@ def risks(intent: Intent, ctx: Context, svc: Services) -> Reply:
     )  # fmt: skip
 
 
-@command("top", en=("top prs", "top"), zh=("重点", "重要"))
+@command(
+    "top", en=("top prs", "top"), zh=("重点", "重要"), order=30, said=TOP_WORDS, specific=4,
+    tool=CountArgs, tool_about="The most important pull requests of a period.", **CACHED,
+)  # fmt: skip
 def top(intent: Intent, ctx: Context, svc: Services) -> Reply:
     w = gather(intent, ctx, svc)
     scope, report, t, period = w.scope, w.report, w.t, w.period
@@ -114,7 +155,10 @@ def pr_line(p: ReportPR, t: dict[str, str]) -> str:
     )
 
 
-@command("authors", en=("authors",), zh=("作者",))
+@command(
+    "authors", en=("authors",), zh=("作者",), order=50, said=AUTHOR_WORDS, specific=3,
+    tool=CountArgs, tool_about="Who authored the pull requests of a period, most first.", **CACHED,
+)  # fmt: skip
 def authors(intent: Intent, ctx: Context, svc: Services) -> Reply:
     w = gather(intent, ctx, svc)
     scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
@@ -131,7 +175,10 @@ def authors(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)
 
 
-@command("hot", en=("hot files", "hotfiles", "hot"), zh=("热点文件", "热点"))
+@command(
+    "hot", en=("hot files", "hotfiles", "hot"), zh=("热点文件", "热点"), order=60, said=HOT_WORDS, specific=2,
+    tool=CountArgs, tool_about="The files that many pull requests of a period changed.", **CACHED,
+)  # fmt: skip
 def hot_files(intent: Intent, ctx: Context, svc: Services) -> Reply:
     w = gather(intent, ctx, svc)
     scope, report, t, period, s = w.scope, w.report, w.t, w.period, w.report.stats
@@ -146,7 +193,11 @@ def hot_files(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("text", scope.lang, "\n".join(lines), title=title, repo=scope.repo, report=report)
 
 
-@command("report", en=("report", "weekly report"), zh=("报告", "周报"))
+@command(
+    "report", en=("report", "weekly report"), zh=("报告", "周报"), order=10, said=REPORT_WORDS, specific=5,
+    period=True, lane="slow",
+    tool=PeriodArgs, tool_about="The weekly report of a period (default: last week).",
+)  # fmt: skip
 def report(intent: Intent, ctx: Context, svc: Services) -> Reply:
     scope = resolve(intent, ctx, svc, team=True)
     window = period_of(intent, ctx, scope, svc)

@@ -15,6 +15,7 @@ from prdigest.config import ChatSettings, load_settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Services, handle
 from prdigest.handlers.lanes import lane_of
+from prdigest.handlers.request import request
 from prdigest.i18n import texts
 from prdigest.models import Window
 from prdigest.sources.bounded import BoundedSource, chat_reads
@@ -91,8 +92,8 @@ def test_a_period_longer_than_the_bound_runs_in_the_slow_lane(tmp_path: Path) ->
         huge(fake)
         svc = services(fake, tmp_path, "[chat]\nmax_sync_days = 7\n")
         handle(f"report {WEEK.since}..{WEEK.until} {REPO}", TEAM, svc)  # the week is cached now
-        assert lane_of(f"risks {WEEK.since}..{WEEK.until} {REPO}", TEAM, svc).slow is False
-        assert lane_of(f"risks 2026-09-06..{WEEK.until} {REPO}", TEAM, svc).slow is True  # 8 days
+        assert lane_of(request(f"risks {WEEK.since}..{WEEK.until} {REPO}", TEAM), svc).slow is False
+        assert lane_of(request(f"risks 2026-09-06..{WEEK.until} {REPO}", TEAM), svc).slow is True  # 8 days
         svc.store.close()
 
 
