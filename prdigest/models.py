@@ -23,7 +23,7 @@ from prdigest.window import is_iso_week as is_iso_week
 from prdigest.window import iso_week_label as iso_week_label
 from prdigest.window import zone as zone
 
-Platform = Literal["lark", "slack", "console"]  # the chat platforms prdigest speaks to
+Platform = str  # a chat platform's name, one of subscription.PLATFORMS (open: an adapter may add one)
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied"]
 RiskLevel = Literal["low", "medium", "high"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -153,7 +153,7 @@ class PullRequest(_Many):
     related: list[int] = []
     # What it changed of the options its files expose; None: its source could not read the files.
     options: OptionChanges | None = None
-    source: Literal["git", "github", "fixture"] = "fixture"
+    source: str = "fixture"  # its source's kind, one of subscription.SOURCE_KINDS
 
     @field_validator("merged_at", "created_at")
     @classmethod

@@ -40,7 +40,7 @@ from prdigest.config.models import (
 )
 from prdigest.errors import ConfigError
 from prdigest.redact import secrets_of, use_secrets
-from prdigest.subscription import Subscription
+from prdigest.subscription import SOURCE_KINDS, Subscription
 
 __all__ = [
     "DEFAULT_DB",
@@ -157,7 +157,7 @@ def check_settings(settings: Settings) -> list[str]:
 
 def _unreadable(settings: Settings, sub: Subscription) -> list[str]:
     """Why a subscription's repositories (each of a team's) could not be read: a name that is not
-    OWNER/NAME or named twice, GitHub without a token, an owner with no repository known."""
+    OWNER/NAME or named twice, a source without its token (GitHub's), an owner with no repository known."""
     if sub.owner is not None:
         if settings.repos_of(sub.owner) or settings.github.token:
             return []
@@ -169,10 +169,18 @@ def _unreadable(settings: Settings, sub: Subscription) -> list[str]:
             problems.append(f"{repo!r} is not OWNER/NAME")
         elif repo.lower() in seen:
             problems.append(f"{repo} is named twice")
-        elif not (sub.git_path or settings.repo(repo).git or settings.github.token or sub.source == "git"):
-            problems.append(f"{repo} is read from GitHub, but no GitHub token is set")
+        elif not (sub.git_path or settings.repo(repo).git) and _lacks_token(settings, sub.source):
+            title = SOURCE_KINDS[sub.source].title
+            problems.append(f"{repo} is read from {title}, but no {title} token is set")
         seen.add(repo.lower())
     return problems
+
+
+def _lacks_token(settings: Settings, kind: str) -> bool:
+    """Whether the source ``kind`` reads a settings table with a token, and it is not set."""
+    section = SOURCE_KINDS[kind].section
+    table: Any = getattr(settings, section, None) if section is not None else None
+    return hasattr(table, "token") and not table.token
 
 
 def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from prdigest.handlers.context import Context, Services
 from prdigest.i18n import texts
 from prdigest.storage.subscriptions import list_subscriptions
-from prdigest.subscription import Subscription
-
-PLATFORM_NAMES = {"lark": "Lark", "slack": "Slack", "console": "The console"}
+from prdigest.subscription import PLATFORMS, Subscription
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ def refusal(ctx: Context, found: Seen, repo: str, lang: str) -> str | None:
     if not ctx.direct:
         return t["access_chat"].format(repo=repo)
     if not found.told:
-        return t["access_unknown"].format(repo=repo, platform=PLATFORM_NAMES[ctx.platform])
+        return t["access_unknown"].format(repo=repo, platform=PLATFORMS.get(ctx.platform, ctx.platform))
     return t["access_direct"].format(repo=repo)
 
 

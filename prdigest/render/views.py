@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from prdigest.i18n import risk_name
 from prdigest.models import Lang, PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
 from prdigest.render.sanitize import safe_url
+from prdigest.subscription import source_label
 
 Action = Literal["risks", "key_prs", "explain", "another_week"]
 
@@ -257,7 +258,7 @@ def window_text(t: dict[str, str], ref: ReportRef) -> str:
 def engine_note(report: Report, t: dict[str, str]) -> str:
     # Engines and sources by their name in the report's language (as written where it has none).
     engines = ", ".join(f"{t.get(f'engine_{e}', e)} {n}" for e, n in report.stats.engines.items())
-    source = t.get(f"source_{report.source}", report.source)
+    source = source_label(report.source, report.lang)
     engines = engines or t.get(f"engine_{report.engine}", report.engine)
     return t["engine"].format(engine=engines, source=source)
 
