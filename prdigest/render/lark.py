@@ -1,9 +1,11 @@
-"""The report and the chat answers as Lark/Feishu cards, JSON schema 2.0 (see shared/notes/lark-card-2.0.md).
+"""The report and the chat answers as Lark/Feishu cards, card JSON 2.0: the structure at
+https://open.feishu.cn/document/feishu-cards/card-json-v2-structure and its components' pages.
 
-Only components and properties that note lists. The weekly report is a digest card (render/digest.py)
-and thread reply cards, each packed to fit `BODY_LIMIT`. A chat answer's card is built at each detail
-level, richest first, until its request body fits; what is left out is counted in an "N more in the full
-report" line. Untrusted text goes through `lark_md` or `plain`.
+JSON 2.0 validates strictly (a property it does not know fails the whole message, code 230099), so only
+components and properties those pages document are used. The weekly report is a digest card
+(render/digest.py) and thread reply cards, each packed to fit `BODY_LIMIT`. A chat answer's card is built
+at each detail level, richest first, until its request body fits; what is left out is counted in an "N more
+in the full report" line. Untrusted text goes through `lark_md` or `plain`.
 """
 
 from __future__ import annotations

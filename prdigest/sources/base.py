@@ -2,12 +2,15 @@
 sources/registry.py's).
 
 The pipeline, the chat handlers and the weekly delivery use a source only through this protocol; they
-never ask which kind it is. A new kind of source (GitLab, Gitea) is a class that implements it and a
-factory in the registry's `FACTORIES`.
+never ask which kind it is, and reports name it by its kind's label. A new kind of source (GitLab,
+Gitea) is a class that implements it, a factory in the registry's `FACTORIES`, and its kind registered
+where it is defined (`prdigest.subscription.register_source_kind`: its label in each language, the
+settings table it reads). The settings it needs, a table of its own, are config's.
 
 A source says what it cannot supply (`unavailable`: reviews, labels, checks, forks ... a clone knows
-none of them) rather than answering "none" (rule 2), and up to when what it gives is complete
-(`extent`): a clone up to its last fetch, a fixture file for the period it says it holds.
+none of them) rather than answering "none": an unknown field is None, never an empty list, which would
+mean "there were none" (models.py), and up to when what it gives is complete (`extent`): a clone up to
+its last fetch, a fixture file for the period it says it holds.
 """
 
 from __future__ import annotations
