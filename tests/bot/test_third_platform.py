@@ -83,14 +83,14 @@ class Pigeon:
     def member_chats(self, user_id: str, chat_ids: Collection[str]) -> set[str] | None:
         return None
 
+    def refused(self, exc: BaseException) -> bool:
+        return isinstance(exc, PigeonRefused)
+
     def mention(self, user: str) -> str:
         return f"~{user}~"
 
     def text_payload(self, text: str) -> dict[str, Any]:
         return {"scroll": text}
-
-    def refused(self, exc: BaseException) -> bool:
-        return isinstance(exc, PigeonRefused)
 
 
 @pytest.fixture
