@@ -20,7 +20,7 @@ from lark_oapi.api.im.v1 import CreateMessageRequest, CreateMessageRequestBody
 from lark_oapi.core.token.manager import TokenManager
 
 from prdigest.bot.adapters import AdapterDeliverer
-from prdigest.bot.app import BotCore, Inbound
+from prdigest.bot.app import BotCore
 from prdigest.bot.lark.adapter import (
     LarkBot,
     LarkError,
@@ -32,6 +32,7 @@ from prdigest.bot.web import WebApp
 from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Reply, Services, commands, handle
+from prdigest.handlers.request import Request
 from prdigest.models import Report
 from prdigest.render.lark import render_lark_thread
 from prdigest.render.markdown import render_markdown
@@ -144,9 +145,9 @@ def gate_answers(core: BotCore) -> threading.Event:
     """Hold every answer until the returned event is set: the work is slow."""
     gate, answer = threading.Event(), core.answer
 
-    def slow(inbound: Inbound) -> Reply:
+    def slow(req: Request) -> Reply:
         gate.wait(10)
-        return answer(inbound)
+        return answer(req)
 
     core.answer = slow  # type: ignore[method-assign]
     return gate

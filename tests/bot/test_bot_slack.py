@@ -33,13 +33,14 @@ from fakes.slack_api import (
 from slack_bolt import BoltRequest, BoltResponse
 
 from prdigest.bot.adapters import AdapterDeliverer
-from prdigest.bot.app import WORKING, BotCore, Inbound
+from prdigest.bot.app import WORKING, BotCore
 from prdigest.bot.payloads import report_file_name
 from prdigest.bot.slack.adapter import SlackBot, SlackError, strip_mention
 from prdigest.bot.web import WebApp
 from prdigest.config import Settings, load_settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Context, Reply, Services, commands, handle
+from prdigest.handlers.request import Request
 from prdigest.models import Report
 from prdigest.render.markdown import render_markdown
 from prdigest.render.slack import render_slack_thread
@@ -214,6 +215,13 @@ def test_every_command_reaches_its_handler_and_answers_in_the_thread(chat: Chat,
     assert not chat.slack.responses  # everything went through chat.postMessage
 
 
+@pytest.mark.parametrize(("text", "lang"), [("风险", "zh"), ("周报 in English", "en"), ("risks", "en")])
+def test_a_slash_commands_ack_speaks_its_answers_language(chat: Chat, text: str, lang: str) -> None:
+    before = len(answers(chat.slack, "C0CMD", None))
+    assert chat.command(text, "C0CMD", ADMIN) == WORKING[lang]
+    assert next_answer(chat.slack, "C0CMD", None, before).text  # answered as well
+
+
 @HTTP_ONLY
 def test_a_mention_in_a_thread_is_answered_in_that_thread(chat: Chat) -> None:
     parent, ts = new_ts(), new_ts()
@@ -299,9 +307,9 @@ def test_a_slow_answer_posts_working_on_it_in_the_thread_first(
     core = BotCore(svc, workers=1, notice_after=0.0)
     answer = core.answer
 
-    def slow(inbound: Inbound) -> Reply:
+    def slow(req: Request) -> Reply:
         slack.wait_for(lambda: slack.in_thread("C0TEAM", ts))  # the notice is out before the answer
-        return answer(inbound)
+        return answer(req)
 
     monkeypatch.setattr(core, "answer", slow)
     ts = new_ts()

@@ -51,7 +51,7 @@ from prdigest.bot.web import respond as http_response
 from prdigest.config import Settings
 from prdigest.errors import ConfigError
 from prdigest.handlers import Reply
-from prdigest.i18n import detect_lang
+from prdigest.handlers.request import Reading
 from prdigest.models import Report
 from prdigest.render.slack import render_slack_thread
 from prdigest.storage.cards import remember_card
@@ -235,10 +235,11 @@ class SlackBot:
         self._submit(event_inbound(body, context.bot_user_id), request, notice=True)
 
     def _on_command(self, ack: Ack, body: Body, request: BoltRequest) -> None:
-        text = (body.get("text") or "").strip()
-        ack(WORKING[detect_lang(text)])  # shown to the asker only; it stands for the notice
-        inbound = command_inbound(body, text)
-        self._submit(inbound, request, response_url=body.get("response_url"), notice=False)
+        assert self.core is not None, "listeners are registered only with a core"
+        inbound = command_inbound(body, (body.get("text") or "").strip())
+        reading = self.core.read(inbound)  # once: the ack speaks the answer's language
+        ack(WORKING[reading.lang])  # shown to the asker only; it stands for the notice
+        self._submit(inbound, request, response_url=body.get("response_url"), notice=False, reading=reading)
 
     def _on_action(self, ack: Ack, body: Body, action: Body, request: BoltRequest) -> None:
         ack()
@@ -248,7 +249,13 @@ class SlackBot:
         self._submit(inbound, request, response_url=body.get("response_url"), notice=True)
 
     def _submit(
-        self, inbound: Inbound, request: BoltRequest, *, notice: bool, response_url: str | None = None
+        self,
+        inbound: Inbound,
+        request: BoltRequest,
+        *,
+        notice: bool,
+        response_url: str | None = None,
+        reading: Reading | None = None,
     ) -> None:
         assert self.core is not None, "listeners are registered only with a core"
         retry = request.headers.get("x-slack-retry-num", [""])[0]
@@ -260,7 +267,8 @@ class SlackBot:
         def say(text: str) -> None:
             self.post_reply(chat, thread, self.text_payload(text), f"{key}:notice")
 
-        self.core.submit(inbound, self._responder(chat, thread, key, response_url), say if notice else None)
+        respond = self._responder(chat, thread, key, response_url)
+        self.core.submit(inbound, respond, say if notice else None, reading)
 
     def _responder(
         self, channel: str, thread: str | None, key: str, response_url: str | None
