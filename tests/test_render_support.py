@@ -178,7 +178,7 @@ def hostile_report(lang: str) -> Report:
     return report
 
 
-# --- Lark: what shared/notes/lark-card-2.0.md lists, and nothing else --------------------------
+# --- Lark: what a card JSON 2.0 accepts (Feishu's card documentation, see render/lark.py), and no more ---
 
 
 def _words(text: str) -> set[str]:
