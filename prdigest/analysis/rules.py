@@ -17,7 +17,7 @@ from prdigest.analysis.facts import Facts, facts
 from prdigest.analysis.risks import rules as risk_rules
 from prdigest.analysis.risks.behaviour import cosmetic
 from prdigest.analysis.risks.rules import Evidence, Finding, quote
-from prdigest.analysis.taxonomy import parse_title, tags_for, taxonomy_hash
+from prdigest.analysis.taxonomy import DEFAULT_TAGS, RISKS, parse_title, tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
 from prdigest.danger import comments
 from prdigest.i18n import texts
@@ -26,49 +26,18 @@ from prdigest.path_kinds import is_ci, is_dependency
 
 RULES_VERSION = "rules-5"  # the analysis cache key: bumped when the rules change
 
-# Risk label -> the PR fields it needs; unknown input means the rule stays silent.
-RISK_INPUTS: dict[str, tuple[str, ...]] = {
-    "security_sensitive": (),
-    "failing_checks": ("checks",),
-    "tests_removed": (),  # removed files need the file list; skip markers need only the diff
-    "perf_regression": (),
-    "config_breaking": (),
-    "large_low_review": ("files", "reviews"),
-    "fork_no_bot_review": ("is_fork", "reviews"),
-    "unresolved_threads": ("review_threads",),
-    "core_path": ("files",),
-    "no_tests": ("files",),
-    "dependency_change": ("files",),
-}
-# How much a label weighs in the week's risk level and the order of observations.
-RISK_WEIGHT = {
-    "security_sensitive": 5,
-    "failing_checks": 4,
-    "tests_removed": 4,
-    "perf_regression": 4,
-    "config_breaking": 4,
-    "large_low_review": 3,
-    "fork_no_bot_review": 3,
-    "unresolved_threads": 3,
-    "core_path": 2,
-    "no_tests": 2,
-    "dependency_change": 2,
-}
+# Risk label -> the PR fields it needs, and how much it weighs (see taxonomy.Risk).
+RISK_INPUTS = {risk.name: risk.inputs for risk in RISKS}
+RISK_WEIGHT = {risk.name: risk.weight for risk in RISKS}
 
 LARGE_CHANGE_LINES = 800
-_KIND_BASE = {
-    "security": 3.5,
-    "feature": 3.0,
-    "performance": 3.0,
-    "bugfix": 2.5,
-    "refactor": 2.0,
-    "configuration": 2.0,
-    "dependency": 1.5,
-    "ci": 1.5,
-    "revert": 1.5,
-    "testing": 1.2,
-    "docs": 0.6,
-}
+# The importance a change of each kind starts from; the tags of where a change is ride along with code.
+_KIND_BASE = {tag.name: tag.weight for tag in DEFAULT_TAGS}
+_AREA_TAGS = tuple(tag.name for tag in DEFAULT_TAGS if tag.area)
+# Kinds a reader learns from, the most telling first: a PR counts the first it carries.
+_INSIGHT_TAGS = [
+    (tag.name, tag.insight) for tag in sorted(DEFAULT_TAGS, key=lambda t: -t.insight) if tag.insight
+]
 # A new release of a package the project runs on is new behaviour for every user, as a feature is.
 UPGRADE_BASE = 3.0
 # A release of the project ("Release: v1.8", "chore(release): 2.0.0"): what every user picks up next.
@@ -99,7 +68,7 @@ def rules_version(taxonomy: Taxonomy) -> str:
 # --- risk rules from data the judgement rules (risk_rules.py) do not read ------------
 
 
-def _failing_checks(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+def failing_checks(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     assert pr.checks is not None
     if pr.checks.state in ("FAILURE", "ERROR"):
         names = ", ".join(pr.checks.failing[:3]) or pr.checks.state
@@ -107,7 +76,7 @@ def _failing_checks(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
     return None
 
 
-def _large_low_review(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+def large_low_review(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     assert pr.reviews is not None
     if f.churn < LARGE_CHANGE_LINES or not f.code_paths:
         return None
@@ -121,14 +90,14 @@ def _large_low_review(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, s
     return None
 
 
-def _fork_no_bot_review(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+def fork_no_bot_review(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     assert pr.reviews is not None
     if pr.is_fork and not any(r.is_bot for r in pr.reviews):
         return t["ev_fork_no_bot"], "reviews"
     return None
 
 
-def _unresolved_threads(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+def unresolved_threads(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     open_threads = [th for th in pr.review_threads or [] if not th.is_resolved and not th.is_outdated]
     if open_threads:
         first = open_threads[0]
@@ -137,25 +106,32 @@ def _unresolved_threads(pr: PullRequest, f: Facts, tags: list[str], t: dict[str,
     return None
 
 
-def _core_path(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+def core_path(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
     if f.core_paths:
         more = f" (+{len(f.core_paths) - 3})" if len(f.core_paths) > 3 else ""
         return t["ev_core_path"].format(paths=", ".join(f.core_paths[:3]) + more), "paths"
     return None
 
 
+# Each risk label's rule is the function named as the label (a label without one fails at import).
+_RULES = {
+    rule.__name__: rule
+    for rule in (
+        risk_rules.security_sensitive,
+        failing_checks,
+        risk_rules.tests_removed,
+        risk_rules.perf_regression,
+        risk_rules.config_breaking,
+        large_low_review,
+        fork_no_bot_review,
+        unresolved_threads,
+        core_path,
+        risk_rules.no_tests,
+        risk_rules.dependency_change,
+    )
+}
 RISK_RULES: dict[str, Callable[[PullRequest, Facts, list[str], dict[str, str]], Evidence]] = {
-    "security_sensitive": risk_rules.security_sensitive,
-    "failing_checks": _failing_checks,
-    "tests_removed": risk_rules.tests_removed,
-    "perf_regression": risk_rules.perf_regression,
-    "config_breaking": risk_rules.config_breaking,
-    "large_low_review": _large_low_review,
-    "fork_no_bot_review": _fork_no_bot_review,
-    "unresolved_threads": _unresolved_threads,
-    "core_path": _core_path,
-    "no_tests": risk_rules.no_tests,
-    "dependency_change": risk_rules.dependency_change,
+    risk.name: _RULES[risk.name] for risk in RISKS
 }
 
 
@@ -189,7 +165,6 @@ _SEVERE = re.compile(
     r"|out[- ]of[- ]bounds|divergen\w*)\b)"
     r"|\b[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:Error|Exception)\b",  # an exception users hit: FileNotFoundError
 )
-_AREA_TAGS = ("testing", "ci", "docs", "dependency")
 NO_CODE_CAP = 3.0
 SUPPORT_CAP = 3.5
 
@@ -335,7 +310,7 @@ def insight(
         parts.append((t["r_new_files"].format(n=len(added)), min(1.5, 0.5 * len(added))))
     if len(f.modules) > 1:
         parts.append((t["r_reach"].format(n=len(f.modules)), min(1.0, 0.5 * (len(f.modules) - 1))))
-    for tag, bonus in (("performance", 1.5), ("security", 1.5), ("refactor", 1.0)):
+    for tag, bonus in _INSIGHT_TAGS:
         if tag in tags:
             parts.append((t["r_kind"].format(kind=tag), bonus))
             break

@@ -1,4 +1,6 @@
-"""Tags and risk labels: what they are and how a PR earns them from its title, labels and paths.
+"""Tags and risk labels, each defined once here as data, and how a PR earns its tags from its title, labels
+and paths. The rules engine, the stories and the chat's noise controls read this data; `prdigest.i18n`
+only translates the names.
 
 Per-repository extra tags and core paths come from the settings (`[[repos]]`
 `taxonomy`); everything else here is the default taxonomy.
@@ -23,84 +25,117 @@ from prdigest.path_kinds import (
     matches,
 )
 
+
+@dataclass(frozen=True)
+class Tag:
+    """A kind of change the rules engine may tag a PR with, what it weighs, and the signals that tag it."""
+
+    name: str
+    weight: float  # the importance a change of this kind starts from (README, "How the rules engine scores")
+    # The kind of story a PR of this tag tells (stories.text.KINDS); None: no kind of its own.
+    story: str | None
+    area: bool = False  # says where a change is (tests, CI, docs, manifests), not what it does: rides along
+    insight: float = 0.0  # what a reader learns from a change of this kind, beyond its text
+    tested: bool | None = None  # True: a change of this kind wants a test; False: it needs none
+    types: tuple[str, ...] = ()  # conventional-commit types and synonyms: "fix(x):", "[Bug Fix]"
+    labels: tuple[str, ...] = ()  # GitHub labels besides the tag's own name
+    words: str = ""  # title words that name the kind (a regular expression, case-insensitive)
+    word_rank: int = 0  # the first kind whose words a title holds, in this order, names its change
+    word_always: bool = False  # its words tag a title that names another kind of change too
+    path: Callable[[str], bool] | None = None  # a changed file of this kind tags the PR
+    path_share: bool = False  # ... only when such files hold half the PR's churn
+
+
+@dataclass(frozen=True)
+class Risk:
+    """A risk label: how much it weighs and which PR fields its rule needs (the rule is rules.RISK_RULES)."""
+
+    name: str
+    weight: int  # in the week's risk level (3 and more: medium) and the order of observations
+    inputs: tuple[str, ...] = ()  # PR fields the rule needs: unknown input (None) keeps the rule silent
+    judged: int | None = None  # a judgement of the diff and text (the LLM's too), in the order stories
+    # name their costs; None: a fact the model cannot check (reviews, checks, forks, core paths)
+    high_at: int | None = None  # this many in one week make the week's risk high
+
+
 # Default tags, in the order reports list ties.
-TAGS = (
-    "feature",
-    "bugfix",
-    "performance",
-    "refactor",
-    "security",
-    "testing",
-    "ci",
-    "docs",
-    "dependency",
-    "configuration",
-    "revert",
+DEFAULT_TAGS: tuple[Tag, ...] = (
+    Tag(
+        "feature", 3.0, "feature", tested=True, types=("feat", "feature"), labels=("enhancement",),
+        words=r"\b(add(s|ed)?|support(s)?|introduce[sd]?|enable[sd]?|implement(s|ed)?|new)\b", word_rank=1,
+    ),
+    Tag(
+        "bugfix", 2.5, "bugfix", tested=True, types=("fix", "bugfix", "hotfix", "bug"), labels=("bug",),
+        words=r"\b(fix(es|ed)?|bug|crash|hang|leak|race|oom|wrong|incorrect)\b", word_rank=0,
+    ),
+    Tag(
+        "performance", 3.0, "performance", insight=1.5, tested=True, types=("perf", "performance"),
+        words=r"\b(speed ?up|faster|optimi[sz]\w*|perf\w*|throughput|latency|fused?)\b", word_rank=2,
+        word_always=True,
+    ),
+    Tag(
+        "refactor", 2.0, "migration", insight=1.0, tested=False, types=("refactor", "style", "cleanup"),
+        words=r"\b(refactor\w*|clean ?up|move[sd]?|rename[sd]?|simplif\w*|extract\w*|dedup\w*)\b",
+        word_rank=3,
+    ),
+    Tag(
+        "security", 3.5, "security", insight=1.5, types=("security",),
+        words=r"\b(security|cve|vulnerab\w*|sanitiz\w*|injection|secret\w*)\b", word_rank=4, word_always=True,
+    ),
+    Tag(
+        "testing", 1.2, "hardening", area=True, tested=False, types=("test", "tests"), labels=("tests",),
+        words=r"\b(test(s|ing)?|e2e|unit ?test)\b", word_rank=7, path=is_test,
+    ),
+    Tag(
+        "ci", 1.5, "hardening", area=True, tested=False, types=("ci",),
+        words=r"\b(ci|workflow|pipeline)\b", word_rank=8, path=is_ci,
+    ),
+    Tag(
+        "docs", 0.6, "docs", area=True, tested=False, types=("docs", "doc"), labels=("documentation",),
+        words=r"\b(docs?|documentation|readme|tutorial)\b", word_rank=5, path=is_doc, path_share=True,
+    ),
+    Tag(
+        "dependency", 1.5, "dependency", area=True, tested=False, types=("build", "deps"),
+        labels=("dependencies",), words=r"\b(bump|upgrade|pin|dependenc\w*)\b", word_rank=6,
+        path=is_dependency,
+    ),
+    Tag(
+        "configuration", 2.0, None, types=("config",),
+        words=r"\b(config\w*|flag|option|argument|--[a-z][\w-]+)\b", word_rank=9, word_always=True,
+    ),
+    Tag("revert", 1.5, "bugfix", tested=False, types=("revert",), words=r"^revert\b", word_rank=10),
+)  # fmt: skip
+TAGS = tuple(tag.name for tag in DEFAULT_TAGS)
+
+# Risk labels, in the order the rules engine finds them.
+RISKS: tuple[Risk, ...] = (
+    Risk("security_sensitive", 5, judged=2),
+    Risk("failing_checks", 4, ("checks",)),
+    Risk("tests_removed", 4, judged=1, high_at=3),  # removed files need the file list, skip markers the diff
+    Risk("perf_regression", 4, judged=3),
+    Risk("config_breaking", 4, judged=0, high_at=4),
+    Risk("large_low_review", 3, ("files", "reviews")),
+    Risk("fork_no_bot_review", 3, ("is_fork", "reviews")),
+    Risk("unresolved_threads", 3, ("review_threads",)),
+    Risk("core_path", 2, ("files",)),
+    Risk("no_tests", 2, ("files",), judged=4),
+    Risk("dependency_change", 2, ("files",), judged=5),
 )
+RISK_LABELS = tuple(risk.name for risk in RISKS)
+# The judgement labels, in the order stories name their costs.
+JUDGED_LABELS = tuple(r.name for r in sorted(RISKS, key=lambda r: r.judged or 0) if r.judged is not None)
 
 # Conventional-commit types and common synonyms -> tag.
-_TYPE_TAGS = {
-    "feat": "feature",
-    "feature": "feature",
-    "fix": "bugfix",
-    "bugfix": "bugfix",
-    "hotfix": "bugfix",
-    "bug": "bugfix",
-    "perf": "performance",
-    "performance": "performance",
-    "refactor": "refactor",
-    "style": "refactor",
-    "cleanup": "refactor",
-    "test": "testing",
-    "tests": "testing",
-    "ci": "ci",
-    "build": "dependency",
-    "deps": "dependency",
-    "docs": "docs",
-    "doc": "docs",
-    "security": "security",
-    "config": "configuration",
-    "revert": "revert",
-}
-
-# GitHub label names -> tag.
-_LABEL_TAGS = {
-    "bug": "bugfix",
-    "enhancement": "feature",
-    "feature": "feature",
-    "documentation": "docs",
-    "dependencies": "dependency",
-    "performance": "performance",
-    "security": "security",
-    "refactor": "refactor",
-    "testing": "testing",
-    "tests": "testing",
-    "ci": "ci",
-}
-
-# Words in a title that name the kind of change.
-_TITLE_WORDS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(fix(es|ed)?|bug|crash|hang|leak|race|oom|wrong|incorrect)\b", re.I), "bugfix"),
-    (
-        re.compile(r"\b(add(s|ed)?|support(s)?|introduce[sd]?|enable[sd]?|implement(s|ed)?|new)\b", re.I),
-        "feature",
-    ),
-    (
-        re.compile(r"\b(speed ?up|faster|optimi[sz]\w*|perf\w*|throughput|latency|fused?)\b", re.I),
-        "performance",
-    ),
-    (
-        re.compile(r"\b(refactor\w*|clean ?up|move[sd]?|rename[sd]?|simplif\w*|extract\w*|dedup\w*)\b", re.I),
-        "refactor",
-    ),
-    (re.compile(r"\b(security|cve|vulnerab\w*|sanitiz\w*|injection|secret\w*)\b", re.I), "security"),
-    (re.compile(r"\b(docs?|documentation|readme|tutorial)\b", re.I), "docs"),
-    (re.compile(r"\b(bump|upgrade|pin|dependenc\w*)\b", re.I), "dependency"),
-    (re.compile(r"\b(test(s|ing)?|e2e|unit ?test)\b", re.I), "testing"),
-    (re.compile(r"\b(ci|workflow|pipeline)\b", re.I), "ci"),
-    (re.compile(r"\b(config\w*|flag|option|argument|--[a-z][\w-]+)\b", re.I), "configuration"),
-    (re.compile(r"^revert\b", re.I), "revert"),
+_TYPE_TAGS = {word: tag.name for tag in DEFAULT_TAGS for word in tag.types}
+# GitHub label names -> tag (a label named as a tag is that tag).
+_LABEL_TAGS = {label: tag.name for tag in DEFAULT_TAGS for label in tag.labels}
+# Words in a title that name the kind of change, the first kind to look for first.
+_TITLE_WORDS = [
+    (re.compile(tag.words, re.I), tag) for tag in sorted(DEFAULT_TAGS, key=lambda t: t.word_rank) if tag.words
 ]
+_ALWAYS_WORDS = [(pattern, tag.name) for pattern, tag in _TITLE_WORDS if tag.word_always]
+# Tags of the paths a PR changes: (tag, path kind, whether it needs half the churn).
+_PATH_TAGS = [(tag.name, tag.path, tag.path_share) for tag in DEFAULT_TAGS if tag.path is not None]
 
 # Conventional title: "[ci, megatron] fix(scope)!: text" -> brackets, type, scope, bang.
 # Leading "[ci, megatron]" groups and stack markers ("(1/4)", "[3/7]"), any number of them.
@@ -186,13 +221,13 @@ def tags_for(pr: PullRequest, taxonomy: Taxonomy) -> list[str]:
         for part in re.split(r"[,/ ]+", parsed.scope):
             add(_TYPE_TAGS.get(part, part))
     if not parsed.type:
-        for pattern, tag in _TITLE_WORDS:
+        for pattern, kind in _TITLE_WORDS:
             if pattern.search(parsed.text):
-                add(tag)
+                add(kind.name)
                 break  # the first kind word names the change; more words are noise
-    for pattern, tag in _TITLE_WORDS:
-        if tag in ("security", "performance", "configuration") and pattern.search(parsed.text):
-            add(tag)
+    for pattern, name in _ALWAYS_WORDS:
+        if pattern.search(parsed.text):
+            add(name)
     for label in pr.labels or []:
         name = label.lower()
         add(_LABEL_TAGS.get(name, name))
@@ -210,16 +245,13 @@ def add_path_tags(pr: PullRequest, add: Callable[[str | None], None]) -> None:
     if not files:
         return
     paths = [f.path for f in files]
-    if any(is_test(p) for p in paths):
-        add("testing")
-    if any(is_ci(p) for p in paths):
-        add("ci")
-    if any(is_dependency(p) for p in paths):
-        add("dependency")
+    for name, kind, share in _PATH_TAGS:
+        if not share and any(kind(p) for p in paths):
+            add(name)
     churn = sum((f.additions or 0) + (f.deletions or 0) for f in files) or 1
-    doc_churn = sum((f.additions or 0) + (f.deletions or 0) for f in files if is_doc(f.path))
-    if doc_churn * 2 >= churn:
-        add("docs")
+    for name, kind, share in _PATH_TAGS:  # after the others: a tag of most of the churn
+        if share and sum((f.additions or 0) + (f.deletions or 0) for f in files if kind(f.path)) * 2 >= churn:
+            add(name)
 
 
 @lru_cache(maxsize=4096)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC
 
+from prdigest.analysis.taxonomy import RISK_LABELS
 from prdigest.handlers.args import Args, pr_number, read_args
 from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, resolve, text_reply
 from prdigest.i18n import risk_name, texts
-from prdigest.i18n.report import RISK_NAMES
 from prdigest.models import Dismissal, Lang, PullRequest
 from prdigest.pipeline.single import analyse, analyse_prs
 from prdigest.sources.repo_file import repo_settings
@@ -24,7 +24,7 @@ from prdigest.storage.dismissals import delete_dismissal, save_dismissal
 from prdigest.storage.subscriptions import list_subscriptions, save_subscription
 from prdigest.subscription import Subscription
 
-RULES = tuple(RISK_NAMES["en"])
+RULES = RISK_LABELS  # a rule of the rules engine: its risk label
 
 
 def _admitted(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, Lang, dict[str, str]]:

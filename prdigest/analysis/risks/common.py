@@ -5,15 +5,10 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from prdigest.analysis.taxonomy import JUDGED_LABELS
+
 # The labels these rules judge (the others are facts: reviews, checks, forks, core paths).
-JUDGEMENT_LABELS = (
-    "config_breaking",
-    "tests_removed",
-    "security_sensitive",
-    "perf_regression",
-    "no_tests",
-    "dependency_change",
-)
+JUDGEMENT_LABELS = JUDGED_LABELS
 
 
 # A default worth comparing: a number, a string, a constant or a name; not a call whose help text changed.

@@ -29,7 +29,7 @@ from prdigest.analysis.risks.common import (
 from prdigest.analysis.risks.deps import dependency_change, fold, installs_change, version_moves
 from prdigest.analysis.risks.options import option_breaking
 from prdigest.analysis.risks.security import security_sensitive
-from prdigest.analysis.taxonomy import parse_title
+from prdigest.analysis.taxonomy import DEFAULT_TAGS, parse_title
 from prdigest.danger import dangerous_lines, holds_danger, is_comment
 from prdigest.models import PullRequest
 from prdigest.path_kinds import is_ci, is_doc, is_example, is_test
@@ -352,8 +352,8 @@ def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
 # --- no_tests -------------------------------------------------------------------------
 
 # Kinds of change that ask for a test; others (docs, CI, refactors, bumps) do not.
-_TESTED_KINDS = ("bugfix", "feature", "performance")
-_NOT_TESTED_KINDS = ("docs", "ci", "dependency", "revert", "refactor", "testing")
+_TESTED_KINDS = tuple(tag.name for tag in DEFAULT_TAGS if tag.tested)
+_NOT_TESTED_KINDS = tuple(tag.name for tag in DEFAULT_TAGS if tag.tested is False)
 # A change for one kind of hardware: what no CI runner holds, so no test could run it (SPEC: "where a
 # test would be expected").
 _HARDWARE = re.compile(

@@ -13,7 +13,7 @@ from itertools import pairwise
 
 from prdigest.analysis.risks.rules import JUDGEMENT_LABELS
 from prdigest.analysis.stories.features import Story, generic_for, tokens
-from prdigest.analysis.taxonomy import parse_title
+from prdigest.analysis.taxonomy import DEFAULT_TAGS, parse_title
 from prdigest.models import PRAnalysis, PullRequest, Theme, Window
 from prdigest.path_kinds import is_ci, is_doc, is_test
 
@@ -112,18 +112,7 @@ def _cased(phrase: str, titles: list[str]) -> str:
 # --- telling ------------------------------------------------------------------------------
 
 # What a PR does, from the first of its tags that names a kind of change (the title's tags come first).
-_TAG_KIND = {
-    "feature": "feature",
-    "bugfix": "bugfix",
-    "revert": "bugfix",
-    "refactor": "migration",
-    "performance": "performance",
-    "security": "security",
-    "dependency": "dependency",
-    "testing": "hardening",
-    "ci": "hardening",
-    "docs": "docs",
-}
+_TAG_KIND = {tag.name: tag.story for tag in DEFAULT_TAGS if tag.story}
 # The order roles are told in, and ties between kinds are broken by.
 KINDS = ("feature", "bugfix", "migration", "performance", "security", "dependency", "hardening", "docs")
 _ROLES = (*KINDS, "change")  # "change": a PR whose tags name no kind
