@@ -252,13 +252,13 @@ def parse(text: str, today: str | None, tz: str) -> None:
     """How the chat reads a message: one JSON object (command, since, until, n, pr, repo, lang, question)."""
     import json
 
-    from prdigest.handlers.understand import describe, understand
+    from prdigest.handlers.request import describe, read
     from prdigest.models import zone
     from prdigest.periods import parse_date, today_in
 
     zone_name = zone(tz).key
     day = parse_date(today, "--today date") if today else today_in(utc_now(), zone_name)
-    click.echo(json.dumps(describe(understand(text), day, zone_name), ensure_ascii=False))
+    click.echo(json.dumps(describe(read(text), day, zone_name), ensure_ascii=False))
 
 
 @cli.command()

@@ -21,6 +21,14 @@ from prdigest.redact import scrub, scrub_value
 log = logging.getLogger("prdigest.handlers")
 
 
+def _said(exc: PrdigestError, t: dict[str, str]) -> str:
+    """An error in the asker's language, with the error it gives as its reason (a param) said in it too."""
+    if exc.key not in t:
+        return str(exc).rstrip(".")
+    params = {k: _said(v, t) if isinstance(v, PrdigestError) else v for k, v in exc.params.items()}
+    return t[exc.key].format(**params)
+
+
 def _routed(reading: Reading, svc: Services) -> Intent:
     """The rules' Intent; for a message they could not place, the LLM's tool call when one is configured
     (the rules' reading stands when the model's is unusable)."""
@@ -71,7 +79,7 @@ def _answer(reading: Reading, ctx: Context, svc: Services) -> tuple[str, Reply]:
     except PrdigestError as exc:
         t = texts(lang)
         # An error may quote what a user pasted or a server answered: a secret in it is not repeated.
-        error = scrub(t[exc.key].format(**exc.params) if exc.key in t else str(exc).rstrip("."))
+        error = scrub(_said(exc, t))
         usage = f"`{t[f'usage_{name}']}`"
         return name, text_reply("error", lang, t["bad_input"].format(error=error, usage=usage))
     except Exception:

@@ -4,6 +4,7 @@ its answer) and who asks where. The lane, the working notice and the handler all
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import date
 
 from prdigest.errors import PrdigestError
 from prdigest.handlers.commands import Intent, clean
@@ -43,6 +44,30 @@ def read(message: str | Intent, lang: Lang | None = None) -> Reading:
     except PrdigestError as exc:  # a PR number out of range: the one command whose reading can fail
         return Reading(Intent("explain", lang or detect_lang(clean(message))), message, exc)
     return Reading(replace(intent, lang=lang or intent.lang), message)
+
+
+def describe(reading: Reading, today: date, tz: str) -> dict[str, object]:
+    """The reading as `prdigest parse` prints it: periods resolved to ISO dates in ``tz`` on ``today``; what
+    makes the message unanswerable as written (a PR number, a period) as ``error``, in English."""
+    intent, error, window = reading.intent, reading.error, None
+    if error is None:
+        try:
+            window = intent.window_in(today, tz)
+        except PrdigestError as exc:  # a period that names no days, or only future ones
+            error = exc
+    described: dict[str, object] = {
+        "command": intent.command,
+        "since": window.since.isoformat() if window else None,
+        "until": window.until.isoformat() if window else None,
+        "n": intent.n,
+        "pr": intent.pr,
+        "repo": intent.repo,
+        "lang": intent.lang,
+        "question": intent.question or None,
+    }
+    if error is not None:
+        described["error"] = str(error)
+    return described
 
 
 def request(message: str | Intent, ctx: Context) -> Request:

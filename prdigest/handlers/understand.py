@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from datetime import date
 
 from prdigest.config.models import REPO_PATTERN
 from prdigest.handlers.args import is_zone, pr_number
@@ -201,18 +200,3 @@ def _closest(text: str) -> str | None:
     words = [w for c in COMMANDS for w in c.en + c.zh if " " not in w]
     match = difflib.get_close_matches(tokens[0], words, n=1, cutoff=0.75)
     return match[0] if match else None
-
-
-def describe(intent: Intent, today: date, tz: str) -> dict[str, object]:
-    """The intent as `prdigest parse` prints it: periods resolved to ISO dates in ``tz`` on ``today``."""
-    window = intent.window_in(today, tz)
-    return {
-        "command": intent.command,
-        "since": window.since.isoformat() if window else None,
-        "until": window.until.isoformat() if window else None,
-        "n": intent.n,
-        "pr": intent.pr,
-        "repo": intent.repo,
-        "lang": intent.lang,
-        "question": intent.question or None,
-    }

@@ -27,17 +27,19 @@ from prdigest.periods.days import (
     DAY,
     EN_NUMBER,
     GAP,
+    JOIN,
     SINCE_BEFORE,
     UNTIL_NOW,
     ZH_NUMBER,
     Resolver,
     Span,
+    clip,
     dates_in,
     day_of,
     number,
     weeks_before,
 )
-from prdigest.periods.relative import RELATIVE, iso_week
+from prdigest.periods.relative import RELATIVE, bare_weekday, iso_week
 
 __all__ = [
     "EN_NUMBER",
@@ -62,15 +64,30 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Period:
-    """A period named in a text: where it stands (``start``..``end``) and its days, given today."""
+    """A period named in a text: where it stands (``start``..``end``), as written, and its days, given
+    today."""
 
     start: int
     end: int
     resolve: Resolver
+    text: str = ""
 
     def window(self, today: date, tz: str) -> Window:
-        since, until = self.resolve(today)
-        return Window(since=since, until=until, tz=tz)
+        """Its days in ``tz``. A period that names no days there, or only days after ``today``, is said, never
+        replaced by another."""
+        try:
+            since, until = self.resolve(today)
+            window = Window(since=since, until=until, tz=tz)
+        except UsageError as exc:
+            raise UsageError(
+                f"could not read the period {self.text!r}: {exc}", "err_period_why", text=self.text, why=exc
+            ) from exc
+        if since > today:
+            raise UsageError(
+                f"the period {self.text!r} ({since} to {until}) is in the future",
+                "err_period_future", text=self.text, since=since, until=until,
+            )  # fmt: skip
+        return window
 
 
 def _bound(fn: Callable[[re.Match[str], date], Span], m: re.Match[str]) -> Resolver:
@@ -88,6 +105,14 @@ def find_period(text: str) -> Period | None:
     if not found:
         return None
     start, end, resolve = min(found, key=lambda f: (f[0], -f[1]))
+    # "上周二到上周四", "Monday to Wednesday", "W32 to W34": two periods joined are one, from the first's
+    # first day to the second's last.
+    joined = [f for f in found if f[0] > end and JOIN.fullmatch(text[end : f[0]])]
+    if joined:
+        later_start, later_end, later = max(joined, key=lambda f: f[1] - f[0])
+        weekday = bare_weekday(text[later_start:later_end])
+        end, resolve = later_end, _joined(resolve, later, weekday)
+        return Period(start, end, resolve, text[start:end].strip())
     # "the week of Aug 3", "8月3日那周": the Monday-to-Sunday week holding the day.
     week_before, week_after = _WEEK_OF.search(text[max(0, start - 12) : start]), _THAT_WEEK.match(text, end)
     if week_before or week_after:
@@ -95,17 +120,34 @@ def find_period(text: str) -> Period | None:
             start - (len(week_before.group(0)) if week_before else 0),
             (week_after.end() if week_after else end),
         )
-        return Period(start, end, _week_holding(resolve))
+        return Period(start, end, _week_holding(resolve), text[start:end].strip())
     # "since last week", "上周以来": from the period's first day to today.
     before, after = SINCE_BEFORE.search(text[max(0, start - 10) : start]), UNTIL_NOW.match(text, end)
     if before or after:
         start, end = start - (len(before.group(0)) if before else 0), after.end() if after else end
         resolve = _from_start(resolve)
-    return Period(start, end, resolve)
+    return Period(start, end, resolve, text[start:end].strip())
 
 
 _WEEK_OF = re.compile(r"\bweek\s+of\s+$", re.I)
 _THAT_WEEK = re.compile(rf"{GAP}(?:那一?周|那个星期|所在的?(?:那一?)?周)")
+
+
+def _joined(first: Resolver, later: Resolver, weekday: int | None) -> Resolver:
+    """From ``first``'s first day to ``later``'s last; a bare weekday ends the range on its first such day
+    from ``first`` on ("上周二到周四": last week's Thursday)."""
+
+    def resolve(today: date) -> Span:
+        since, until = first(today)
+        if weekday is not None:
+            return clip((since, until + timedelta(days=(weekday - until.weekday()) % 7)), today)
+        end = later(today)[1]
+        if end < since:
+            raise UsageError(f"the period ends ({end}) before it starts ({since})", "err_window_order",
+                             since=since, until=end)  # fmt: skip
+        return clip((since, end), today)
+
+    return resolve
 
 
 def _week_holding(resolve: Resolver) -> Resolver:
@@ -195,4 +237,4 @@ def parse_week(text: str, tz: str, now: datetime | None = None) -> Window:
 
 def fixed(since: date, until: date) -> Period:
     """A period already resolved to its days (a model's tool call, a structured request)."""
-    return Period(0, 0, lambda today: (since, until))
+    return Period(0, 0, lambda today: (since, until), f"{since}..{until}")

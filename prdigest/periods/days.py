@@ -85,9 +85,9 @@ def latest(month: int, day: int, not_after: date) -> date:
 
 
 def clip(span: Span, today: date) -> Span:
-    """A period running into the future ends today."""
+    """A period running into the future ends today (one wholly after today stays as it is, to be said)."""
     since, until = span
-    return since, max(since, min(until, today))
+    return span if since > today else (since, min(until, today))
 
 
 # ---- one day ---------------------------------------------------------------------------------
@@ -122,7 +122,9 @@ DAY = re.compile(
     rf"|\b(?P<dd>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dm>{MONTH})\b\.?(?:,?\s+(?P<dy>\d{{4}})\b)?"
     r"|\b(?P<today>today)\b|今天|今日"
     r"|\b(?P<yesterday>yesterday)\b|(?P<zyesterday>昨天|昨日)"
-    r"|(?P<before_yesterday>前天)",
+    r"|(?P<before_yesterday>前天)"
+    # "7/27", and "9.1" (a day only at either end of a range: alone, 3.10 is a version)
+    r"|(?<![\w/.:#])(?P<nm>\d{1,2})(?P<nsep>[/.])(?P<nd>\d{1,2})(?![\w/:%]|\.\d)",
     re.I,
 )
 
@@ -141,14 +143,28 @@ def day_of(m: re.Match[str]) -> Day:
         return Day(days_ago=1)
     if g["before_yesterday"]:
         return Day(days_ago=2)
+    if g["nm"]:
+        return Day(None, int(g["nm"]), int(g["nd"]))
     return Day(days_ago=0)
+
+
+def _numeric(m: re.Match[str]) -> str | None:
+    """The separator of a day written in numbers only ("7/27", "9.1"); None for any other form."""
+    return m.group("nsep")
+
+
+def _a_day(m: re.Match[str]) -> bool:
+    """Whether a numbers-only match can be a month and a day at all ("13/45" is not)."""
+    return _numeric(m) is None or (1 <= int(m.group("nm")) <= 12 and 1 <= int(m.group("nd")) <= 31)
 
 
 # The spaces around a word that joins a day to what follows it: a search that may start anywhere in a run
 # of spaces reads at most this many from each start (linear time), and no one writes more between words.
 GAP = r"\s{0,20}"
+# What joins two days written as "9.1" into a range: a dash or a tilde, never a word (2.1 to 2.2: versions).
+_DOT_JOIN = re.compile(rf"{GAP}(?:-|–|—|~|～|到|至){GAP}")
 # What joins two days into a range, and what opens or closes a range with one end.
-_JOIN = re.compile(rf"{GAP}(?:\.\.\.?|--?|–|—|~|～|to|till|until|through|thru|and|到|至|~){GAP}", re.I)
+JOIN = re.compile(rf"{GAP}(?:\.\.\.?|--?|–|—|~|～|to|till|until|through|thru|and|到|至|~){GAP}", re.I)
 _OPEN = re.compile(r"(?:\b(?:from|since|starting|after|between)\s+|(?:从|自|自从)\s*)$", re.I)
 SINCE_BEFORE = re.compile(r"(?:\b(?:since)\s+|(?:自|自从)\s*)$", re.I)
 UNTIL_NOW = re.compile(
@@ -162,21 +178,25 @@ _END_DAY = re.compile(
 
 def dates_in(text: str) -> list[tuple[int, int, Resolver]]:
     found = []
-    days = list(DAY.finditer(text))
+    days = [m for m in DAY.finditer(text) if _a_day(m)]
     used: set[int] = set()
     for i, m in enumerate(days):
         if i in used:
             continue
+        dotted = _numeric(m) == "."
         first, start, end = day_of(m), m.start(), m.end()
         opened = _OPEN.search(text[max(0, start - 14) : start])
         if opened:
             start -= len(opened.group(0))
         nxt = days[i + 1] if i + 1 < len(days) else None
-        if nxt is not None and _JOIN.fullmatch(text[m.end() : nxt.start()]):
+        join = _DOT_JOIN if dotted or (nxt is not None and _numeric(nxt) == ".") else JOIN
+        if nxt is not None and join.fullmatch(text[m.end() : nxt.start()]):
             last = day_of(nxt)
             used.add(i + 1)
             found.append((start, nxt.end(), _range(first, last)))
             continue
+        if dotted:
+            continue  # "3.10" alone: a version, not a day
         if (short := _END_DAY.match(text, m.end())) and first.month is not None:
             last = Day(first.year, first.month, int(short.group(1)))
             found.append((start, short.end(), _range(first, last)))

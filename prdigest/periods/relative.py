@@ -138,20 +138,32 @@ WEEKDAY = "|".join(sorted(_WEEKDAYS_EN, key=len, reverse=True))
 
 @_relative(
     rf"\b(?P<last>last\s+)?(?P<d>{WEEKDAY})\b"
-    r"|(?:(?P<zlast>上)|本|这)?(?:周|星期|礼拜)(?P<zd>[一二三四五六日天])(?![共起样直般些点下切])"
+    r"|(?:(?P<zlast>上)|(?P<zthis>本|这))?(?:周|星期|礼拜)(?P<zd>[一二三四五六日天])(?![共起样直般些点下切])"
 )
 def _weekday(m: re.Match[str], today: date) -> Span:
-    """ "Friday" is the latest Friday not after today, "last Friday" the one before today; "周五" is this
-    week's Friday, "上周五" last week's."""
-    if m.group("zd"):
+    """ "Friday" and "周五" are the latest Friday not after today, "last Friday" the one before today;
+    "本周五" is this week's Friday (maybe still ahead), "上周五" last week's."""
+    if m.group("zd") and (m.group("zlast") or m.group("zthis")):
         day = monday(today) + timedelta(days=_WEEKDAYS_ZH[m.group("zd")])
         day -= timedelta(weeks=1 if m.group("zlast") else 0)
-        return clip((day, day), today)
-    back = (today.weekday() - _WEEKDAYS_EN[m.group("d").lower()]) % 7
+        return day, day
+    weekday = _WEEKDAYS_ZH[m.group("zd")] if m.group("zd") else _WEEKDAYS_EN[m.group("d").lower()]
+    back = (today.weekday() - weekday) % 7
     if m.group("last") and back == 0:
         back = 7
     day = today - timedelta(days=back)
     return day, day
+
+
+_BARE_WEEKDAY = re.compile(rf"(?P<d>{WEEKDAY})|(?:周|星期|礼拜)(?P<zd>[一二三四五六日天])", re.I)
+
+
+def bare_weekday(text: str) -> int | None:
+    """The weekday (Monday 0) a text names with no week ("Thursday", "周四"; not "last Thursday")."""
+    m = _BARE_WEEKDAY.fullmatch(text.strip())
+    if m is None:
+        return None
+    return _WEEKDAYS_ZH[m.group("zd")] if m.group("zd") else _WEEKDAYS_EN[m.group("d").lower()]
 
 
 @_relative(

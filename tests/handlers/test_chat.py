@@ -242,7 +242,11 @@ def test_no_repository_known(svc: Services) -> None:
         ("explain #99999999999", "is not a pull request number"),
         ("report 2026-02-30", "bad date '2026-02-30'"),
         ("report 2026-09-14..2026-09-01", "before it starts"),
-        ("report 2026-W60", "2026-W60 is not an ISO week"),
+        ("report 2026-W60", "I could not read the period '2026-W60': 2026-W60 is not an ISO week"),
+        ("报告 2026-W60", "没能读懂时间段「2026-W60」"),
+        # A period still ahead is said, never replaced by another.
+        ("risks 2026-W50", "the period '2026-W50' (2026-12-07 to 2026-12-13) is in the future"),
+        ("风险 2026-W50", "时间段「2026-W50」（2026-12-07 至 2026-12-13）还没到"),
         ("report 9999-12-25..9999-12-31", "bad date '9999-12-25'"),
         ("报告 0001-01-01", "日期「0001-01-01」超出范围"),
         ("报告 2026-09-14..2026-09-01", "结束日期 2026-09-01 早于开始日期 2026-09-14"),

@@ -14,7 +14,8 @@ from fakes.openai_api import prdigest_answers
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
 from prdigest.handlers.context import Thread
-from prdigest.handlers.understand import describe, understand
+from prdigest.handlers.request import describe
+from prdigest.handlers.request import read as reading
 from prdigest.storage import Store
 
 WEDNESDAY = date(2026, 9, 16)
@@ -24,7 +25,7 @@ NO_PERIOD = (None, None)
 
 
 def read(text: str) -> dict[str, object]:
-    return describe(understand(text), WEDNESDAY, "Asia/Shanghai")
+    return describe(reading(text), WEDNESDAY, "Asia/Shanghai")
 
 
 @pytest.mark.parametrize(

@@ -25,14 +25,15 @@ TOTAL_S = 60.0
 # Where each pattern lives (a name re-exported elsewhere is checked there too).
 PATTERNS = (
     "prdigest.periods.UNTIL_NOW", "prdigest.periods._THAT_WEEK", "prdigest.periods.DAY",
-    "prdigest.periods.days.UNTIL_NOW", "prdigest.periods.days._JOIN", "prdigest.periods.days._END_DAY",
-    "prdigest.periods.days.DAY", "prdigest.handlers.understand._PR", "prdigest.handlers.understand._FILLER",
-    "prdigest.handlers.understand._HELP", "prdigest.config.models.REPO_NAME", "prdigest.config.REPO_NAME",
-    "prdigest.sources.github.errors.REPO_NAME",
+    "prdigest.periods.days.UNTIL_NOW", "prdigest.periods.days.JOIN", "prdigest.periods.days._DOT_JOIN",
+    "prdigest.periods.days._END_DAY", "prdigest.periods.days.DAY", "prdigest.handlers.understand._PR",
+    "prdigest.handlers.understand._FILLER", "prdigest.handlers.understand._HELP", "prdigest.config.REPO_NAME",
+    "prdigest.config.models.REPO_NAME", "prdigest.sources.github.errors.REPO_NAME",
 )  # fmt: skip
 # Runs of each class the patterns read (spaces, digits, name characters) and of the phrases they start
 # with, each with a tail that ends no match.
-UNITS = (" ", "\t\n", "1", "12 ", "1.", "a", "-", "a/", "#", "pr ", "how to ", "May ", "8月", "to ")
+UNITS = (" ", "\t\n", "1", "12 ", "1.", "1/", "12.3", "a", "-", "a/", "#", "pr ", "how to ", "May ", "8月",
+         "to ")  # fmt: skip
 TAILS = ("", "!")
 
 # Run in a child process, so that a quadratic pattern is stopped at TOTAL_S rather than left running; it
