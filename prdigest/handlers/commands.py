@@ -76,6 +76,7 @@ class CommandSpec:
     # words are there, the lowest ``specific`` wins.
     said: re.Pattern[str] | None = None
     specific: int = 0
+    asked: bool = False  # its words name it in a question too ("which repos does this chat follow?")
     lane: LaneKind = "slow"
     # The LLM router's tool: its arguments' model (pydantic) and what it is for; None: never routed.
     tool: type[BaseModel] | None = None

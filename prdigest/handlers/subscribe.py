@@ -20,13 +20,17 @@ from prdigest.storage.subscriptions import delete_subscription, list_subscriptio
 from prdigest.subscription import Subscription
 
 
-def _admin_args(intent: Intent, ctx: Context, svc: Services) -> tuple[Args, Subscription, Lang]:
+def _admin_args(
+    intent: Intent, ctx: Context, svc: Services, only: Subscription | None = None
+) -> tuple[Args, Subscription, Lang]:
     """The arguments of a command that changes subscriptions (only admins may), the subscription they
-    name (repositories or an owner: it names one) and the answer's language."""
+    name (repositories or an owner: it names one; ``only`` when they name none) and the answer's language."""
     lang = intent.lang
     if not svc.is_admin(ctx):
         raise Answer(text_reply("refusal", lang, texts(lang)["sub_refused"]))
     args = read_args(intent.args)
+    if not args.named and only is not None:
+        return args, only, lang
     if not args.named:
         raise Answer(text_reply("text", lang, texts(lang)["sub_needs_repo"]))
     target = Subscription(
@@ -92,18 +96,23 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
 
 @command(
     "unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), order=110, admin=True, leads=True,
-    lane="fast", said=words(r"\bunsubscribe\b|取消订阅|退订"), specific=2,
+    lane="fast", specific=2, said=words(
+        r"\bunsubscribe\b|取消订阅|退订",
+        r"\b(?:stop|pause|cancel|end|quit)\s+(?:\w+\s+){0,3}?(?:posting|sending|pushing|reporting|the\s+(?:\w+\s+)?"
+        r"(?:reports?|digests?|updates?|subscriptions?))\b",
+        r"(?:停止|暂停|取消|关闭|关掉|不要再?|别再?).{0,12}(?:推送|周报|报告|发送|订阅)",
+    ),
 )  # fmt: skip
 def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
-    _, named, lang = _admin_args(intent, ctx, svc)
+    subs = list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
+    # "stop posting the weekly report here": a chat's one subscription needs no name.
+    _, named, lang = _admin_args(intent, ctx, svc, only=subs[0] if len(subs) == 1 else None)
     t = texts(lang)
     # By its key; a team's by its repositories in any order.
     same = {r.lower() for r in named.repos}
     found = next(
-        (s for s in list_subscriptions(svc.store, ctx.platform, ctx.chat_id)
-         if s.repo == named.repo or (same and {r.lower() for r in s.repos} == same)),
-        named,
-    )  # fmt: skip
+        (s for s in subs if s.repo == named.repo or (same and {r.lower() for r in s.repos} == same)), named
+    )
     removed = delete_subscription(svc.store, ctx.platform, ctx.chat_id, found.repo)
     if removed:
         svc.on_subscriptions_changed()
@@ -120,7 +129,12 @@ def shaping(sub: Subscription, t: dict[str, str]) -> str:
 
 @command(
     "subscriptions", en=("subscriptions", "subs"), zh=("订阅列表",), order=90, leads=True, lane="fast",
-    said=words(r"\bsubscriptions\b|订阅列表|我的订阅|查看订阅|哪些订阅"), specific=1,
+    said=words(
+        r"\bsubscriptions\b|订阅列表|我的订阅|查看订阅|哪些订阅",
+        r"\b(?:which|what)\s+(?:repos?|repositories|projects)\b.{0,40}?\b(?:follow(?:s|ing|ed)?|watch(?:es|ing)?|"
+        r"track(?:s|ing)?|subscribed|gets?)\b|\bsubscribed\s+to\b",
+        r"(?:关注|订阅|跟踪)了?哪些|哪些(?:仓库|项目|repo).{0,8}(?:关注|订阅|推送)",
+    ), specific=1, asked=True,
 )  # fmt: skip
 def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lang = intent.lang

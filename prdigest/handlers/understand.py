@@ -20,6 +20,7 @@ import re
 from prdigest.config.models import REPO_PATTERN
 from prdigest.handlers.args import is_zone, pr_number
 from prdigest.handlers.commands import COMMANDS, Intent, clean, ranked, spec, words
+from prdigest.handlers.noise import RULES
 from prdigest.i18n import detect_lang
 from prdigest.models import Lang
 from prdigest.periods import EN_NUMBER, ZH_NUMBER, find_period, number, without
@@ -29,6 +30,18 @@ _GREETINGS = frozenset({"hi", "hello", "hey", "hallo", "yo", "你好", "您好",
 _ASKED_LANG: tuple[tuple[Lang, re.Pattern[str]], ...] = (
     ("en", re.compile(r"\bin english\b|英文|英语", re.I)),
     ("zh", re.compile(r"\bin chinese\b|中文", re.I)),
+)
+# Commands about one PR among the admin ones: their PR number is read as explain's is.
+_ABOUT_A_PR = frozenset({"dismiss", "undismiss"})
+# A rule's name as written (no_tests, no-tests), and the words that silence one or take it back.
+_RULE_WORD = re.compile(r"(?<![\w-])([A-Za-z]+(?:[_-][A-Za-z]+)+)(?![\w-])")
+_SILENCE = re.compile(
+    r"\b(?:mute|silence|ignore|dismiss|skip|suppress|hide|stop\s+(?:flagging|warning|reporting|showing|raising)|"
+    r"don'?t\s+(?:flag|show|report|warn|raise)|no\s+more)\b|不要再?|别再?|静音|屏蔽|忽略|不用管|跳过|关掉",
+    re.I,
+)
+_UNSILENCE = re.compile(
+    r"\b(?:unmute|undismiss|un-?ignore|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略", re.I
 )
 _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
 
@@ -94,13 +107,16 @@ def understand(text: str) -> Intent:
             return Intent("ask", lang, period=find_period(rest), question=rest)
         if only == "help":
             return Intent("help", lang)
-        return Intent(only, lang, repo=_repo(rest), args=rest)
+        pr = _pr(rest, bare=True) if only in _ABOUT_A_PR else None
+        return Intent(only, lang, pr=pr, repo=_repo(rest), args=rest)
+    if (noise := _noise(text, lang)) is not None:
+        return noise
     if (admin := _admin(text)) is not None:
         return Intent(admin, lang, repo=_repo(text), args=text)
     lang = next((asked for asked, words in _ASKED_LANG if words.search(text)), lang)
     period = find_period(text)
     rest = without(text, period)
-    pr = _pr(rest, leading)
+    pr = _pr(rest, bare=_explaining(rest, leading))
     if pr is not None:
         return Intent("explain", lang, pr=pr, repo=_repo(rest))
     name = _topic(rest) if leading is None else _sharper(leading[0], rest)
@@ -134,20 +150,47 @@ def _leading(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _pr(text: str, leading: tuple[str, str] | None) -> int | None:
+def _pr(text: str, bare: bool) -> int | None:
+    """The PR a text names ("#12", "PR 12"); with ``bare`` (the command is about a PR), or after a word
+    that asks to explain, a number alone too."""
     if match := _PR.search(text):
         return pr_number(match.group(1) or match.group(2))
-    explaining = (leading is not None and leading[0] == "explain") or _EXPLAIN.search(text)
-    if explaining and (match := _BARE_NUMBER.search(text)):
+    if (bare or _EXPLAIN.search(text)) and (match := _BARE_NUMBER.search(text)):
         return pr_number(match.group(1))
     return None
 
 
+def _explaining(text: str, leading: tuple[str, str] | None) -> bool:
+    """Whether the message starts with explain's word, or a misspelling of it ("expalin 1750")."""
+    if leading is not None:
+        return leading[0] == "explain"
+    first = text.split(maxsplit=1)[0].lower() if text.split() else ""
+    return bool(difflib.get_close_matches(first, spec("explain").en, n=1, cutoff=0.75))
+
+
 def _admin(text: str) -> str | None:
-    """An admin command said in a short sentence that is not a question about it ("how do I subscribe?")."""
-    if len(text.split()) > SHORT_WORDS or (_QUESTION.search(text) and _repo(text) is None):
+    """An admin command said in a short sentence that is not a question about it ("how do I subscribe?"),
+    or one whose words ask a question ("which repos does this chat follow?")."""
+    if len(text.split()) > SHORT_WORDS:
         return None
-    return next((name for name, said in _said(leads=True) if said.search(text)), None)
+    asking = _QUESTION.search(text) is not None and _repo(text) is None
+    said = (name for name, words in _said(leads=True) if words.search(text))
+    return next((name for name in said if spec(name).asked or not asking), None)
+
+
+def _noise(text: str, lang: Lang) -> Intent | None:
+    """Silencing a rule said in a sentence: "不要再提示 no_tests 了" mutes it, "ignore no_tests for 1750"
+    dismisses it on one PR; "show no_tests again" and "恢复 no_tests" take it back. None without a rule."""
+    rule = next((w for w in _RULE_WORD.findall(text) if w.lower().replace("-", "_") in RULES), None)
+    if rule is None or len(text.split()) > SHORT_WORDS:
+        return None
+    undo = _UNSILENCE.search(text) is not None
+    if not undo and _SILENCE.search(text) is None:
+        return None
+    pr, repo = _pr(text.replace(rule, " "), bare=True), _repo(text)
+    if pr is None:
+        return Intent("unmute" if undo else "mute", lang, repo=repo, args=f"{rule} {repo or ''}")
+    return Intent("undismiss" if undo else "dismiss", lang, pr=pr, repo=repo, args=f"#{pr} {rule}")
 
 
 def _sharper(leading: str, text: str) -> str:
