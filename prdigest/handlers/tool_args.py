@@ -16,10 +16,13 @@ class NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PeriodArgs(NoArgs):
+class RepoArgs(NoArgs):
+    repo: str | None = Field(default=None, pattern=REPO, description="owner/name, when named")
+
+
+class PeriodArgs(RepoArgs):
     since: date | None = Field(default=None, description="First day, YYYY-MM-DD")
     until: date | None = Field(default=None, description="Last day, YYYY-MM-DD (inclusive)")
-    repo: str | None = Field(default=None, pattern=REPO, description="owner/name, when named")
 
     @model_validator(mode="after")
     def _ordered(self) -> PeriodArgs:

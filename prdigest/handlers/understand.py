@@ -17,10 +17,10 @@ from __future__ import annotations
 import difflib
 import re
 
+from prdigest.analysis.taxonomy import RISK_LABELS
 from prdigest.config.models import REPO_PATTERN
 from prdigest.handlers.args import is_zone, pr_number
 from prdigest.handlers.commands import COMMANDS, Intent, clean, ranked, spec, words
-from prdigest.handlers.noise import RULES
 from prdigest.i18n import detect_lang
 from prdigest.models import Lang
 from prdigest.periods import EN_NUMBER, ZH_NUMBER, find_period, number, without
@@ -46,8 +46,8 @@ _UNSILENCE = re.compile(
 _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
 
 
-# A message that says no more than "the PRs merged" (and a period) lists them: "PRs merged yesterday",
-# "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
+# A message that says no more than "the PRs merged" (and a period) asks for that period's report: "PRs
+# merged yesterday", "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
 _LISTING = words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并", r"PR")
 # The word lists read best packed, several to a line.
 # fmt: off
@@ -181,7 +181,7 @@ def _admin(text: str) -> str | None:
 def _noise(text: str, lang: Lang) -> Intent | None:
     """Silencing a rule said in a sentence: "不要再提示 no_tests 了" mutes it, "ignore no_tests for 1750"
     dismisses it on one PR; "show no_tests again" and "恢复 no_tests" take it back. None without a rule."""
-    rule = next((w for w in _RULE_WORD.findall(text) if w.lower().replace("-", "_") in RULES), None)
+    rule = next((w for w in _RULE_WORD.findall(text) if w.lower().replace("-", "_") in RISK_LABELS), None)
     if rule is None or len(text.split()) > SHORT_WORDS:
         return None
     undo = _UNSILENCE.search(text) is not None
@@ -211,7 +211,7 @@ def _said(leads: bool) -> list[tuple[str, re.Pattern[str]]]:
 def _topic(text: str) -> str | None:
     found = next((name for name, said in _said(leads=False) if said.search(text)), None)
     if found is None and _LISTING.search(text) and not _FILLER.sub("", text):
-        return "top"
+        return "report"
     return found
 
 

@@ -7,7 +7,7 @@ every text from the source (titles, authors, branch and check names) is left for
 from __future__ import annotations
 
 from prdigest.i18n import risk_name
-from prdigest.models import ChecksState, Dismissal, OpenPR, Report
+from prdigest.models import Attention, ChecksState, Dismissal, OpenPR, Report
 from prdigest.render.sanitize import safe_url
 
 CARD_PRS = 2  # open PRs the card's line names; the thread and the page list them all
@@ -18,11 +18,11 @@ def open_prs(report: Report) -> list[OpenPR]:
     return report.attention.open_prs if report.attention else []
 
 
-def open_pr_urls(report: Report) -> dict[int, str]:
+def open_pr_urls(attention: Attention | None) -> dict[int, str]:
     """The open PRs' own https links by number (as `views.pr_url` checks a merged PR's)."""
     return {
         op.number: url
-        for op in open_prs(report)
+        for op in (attention.open_prs if attention else [])
         if (url := safe_url(op.url)) and url.endswith(f"/pull/{op.number}")
     }
 
@@ -33,18 +33,18 @@ def reason_words(op: OpenPR, t: dict[str, str]) -> str:
     return f"{words} · {t['att_draft']}" if op.is_draft else words
 
 
-def red_checks(report: Report) -> ChecksState | None:
+def red_checks(attention: Attention | None) -> ChecksState | None:
     """The default branch's checks when they are red (FAILURE, ERROR); None when green or unknown."""
-    checks = report.attention.default_branch_checks if report.attention else None
+    checks = attention.default_branch_checks if attention else None
     return checks if checks is not None and checks.state in ("FAILURE", "ERROR") else None
 
 
-def checks_warning(report: Report, t: dict[str, str]) -> str:
+def checks_warning(attention: Attention | None, t: dict[str, str]) -> str:
     """ "⚠ Checks failing on main: build, lint", or "" when the default branch is not known to be red."""
-    checks = red_checks(report)
-    if checks is None or report.attention is None:
+    checks = red_checks(attention)
+    if checks is None or attention is None:
         return ""
-    branch = report.attention.default_branch
+    branch = attention.default_branch
     where = t["att_red_branch"].format(branch=branch) if branch else t["att_default_branch"]
     names = ", ".join(checks.failing[:CHECKS_NAMED]) + (" …" if len(checks.failing) > CHECKS_NAMED else "")
     return t["att_red"].format(branch=where, checks=names or checks.state)

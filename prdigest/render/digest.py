@@ -112,7 +112,7 @@ class Lines:
 
 
 def lines_of(report: Report, markup: Markup) -> Lines:
-    return Lines(markup, {**cited_urls(report), **open_pr_urls(report)})
+    return Lines(markup, {**cited_urls(report), **open_pr_urls(report.attention)})
 
 
 def numbered(lines: Sequence[str]) -> list[str]:
@@ -167,7 +167,7 @@ def digest_warnings(report: Report, markup: Markup) -> list[str]:
 
 def digest_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
     """A red default branch, then one line on the open PRs needing attention (the first ones linked)."""
-    red = checks_warning(report, t)
+    red = checks_warning(report.attention, t)
     prs = open_prs(report)
     out = [lines.markup.text(red, 120)] if red else []
     return out + ([lines.prose(card_words([("", op) for op in prs], t), None)] if prs else [])
@@ -229,7 +229,7 @@ def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]
 
 def thread_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
     """Every open PR needing attention with its title, author and why; a red default branch first."""
-    red = checks_warning(report, t)
+    red = checks_warning(report.attention, t)
     out = [lines.markup.text(red, THREAD_CHARS)] if red else []
     return out + numbered([_open_line(op, t, lines) for op in open_prs(report)])
 

@@ -115,7 +115,7 @@ def _followups(report: Report) -> list[RiskFollowup]:
 
 def _attention(report: Report, t: dict[str, str]) -> tuple[str, list[tuple[OpenPR, str]]] | None:
     """A red default branch's warning and the open PRs needing attention with why; None when neither."""
-    red, prs = checks_warning(report, t), open_prs(report)
+    red, prs = checks_warning(report.attention, t), open_prs(report)
     return (red, [(op, reason_words(op, t)) for op in prs]) if red or prs else None
 
 

@@ -237,7 +237,7 @@ def team_sections(report: Report, t: dict[str, str]) -> list[str]:
 
 def attention_section(report: Report, t: dict[str, str], h: str) -> list[str]:
     """The open PRs needing attention, each with its author and why, after a red default branch."""
-    red = checks_warning(report, t)
+    red = checks_warning(report.attention, t)
     prs = open_prs(report)
     if not (red or prs):
         return []

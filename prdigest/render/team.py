@@ -102,9 +102,8 @@ def team_attention(report: Report, t: dict[str, str], markup: Markup) -> list[st
 
 def _attention_words(report: Report, t: dict[str, str]) -> list[str]:
     owner = owner_of(report)
-    red = [
-        f"{short_name(p.repo, owner)} {checks_warning(p, t)}" for p in report.parts if checks_warning(p, t)
-    ]
+    warnings = [(p.repo, checks_warning(p.attention, t)) for p in report.parts]
+    red = [f"{short_name(repo, owner)} {warning}" for repo, warning in warnings if warning]
     prs: list[tuple[str, OpenPR]] = [
         (short_name(p.repo, owner), op) for p in report.parts for op in open_prs(p)
     ]

@@ -155,7 +155,7 @@ def cited_urls(report: Report) -> dict[int, str]:
     source links PRs: an earlier PR's link is made from the report's ("…/pull/12" for #12), or from an
     open PR's in a quiet week, which has no merged PR to take it from."""
     urls = pr_urls(report)
-    own = next(iter({**urls, **open_pr_urls(report)}.items()), None)
+    own = next(iter({**urls, **open_pr_urls(report.attention)}.items()), None)
     if own is None:
         return urls
     number, url = own

@@ -51,7 +51,7 @@ def read(text: str) -> dict[str, object]:
         ("上个月的总结", "report", ("2026-08-01", "2026-08-31"), None, None, "zh"),
         ("how many PRs were merged last week?", "report", LAST_WEEK, None, None, "en"),
         ("show me the PRs merged since Monday", "top", ("2026-09-14", "2026-09-16"), None, None, "en"),
-        ("上周合并了哪些PR", "top", LAST_WEEK, None, None, "zh"),
+        ("上周合并了哪些PR", "report", LAST_WEEK, None, None, "zh"),
         ("which PRs touched the rollout engine?", "ask", NO_PERIOD, None, None, "en"),  # says more
         ("what broke last week?", "risks", LAST_WEEK, None, None, "en"),
         # a PR number: explain, however it is asked

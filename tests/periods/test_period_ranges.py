@@ -44,7 +44,7 @@ def test_ranges(text: str, today: date, since: str, until: str) -> None:
 @pytest.mark.parametrize("text", ["python 3.10 support", "upgrade to 2.1 today?", "13/45", "v1.2", "x/y/1/2"])
 def test_numbers_that_are_no_days(text: str) -> None:
     period = find_period(text)
-    assert period is None or "/" not in period.text and "." not in period.text
+    assert period is None or ("/" not in period.text and "." not in period.text)
 
 
 @pytest.mark.parametrize(
