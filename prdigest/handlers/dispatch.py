@@ -33,7 +33,7 @@ def _routed(reading: Reading, svc: Services) -> Intent:
     """The rules' Intent; for a message they could not place, the LLM's tool call when one is configured
     (the rules' reading stands when the model's is unusable)."""
     intent = reading.intent
-    if intent.placed or svc.settings.llm is None or reading.text is None:
+    if not reading.routable or svc.settings.llm is None or reading.text is None:
         return intent
     from prdigest.handlers.routing import route
 

@@ -37,7 +37,7 @@ def lane_of(req: Request, svc: Services, warm: Collection[Hashable] = ()) -> Lan
     intent, ctx = req.reading.intent, req.ctx
     if req.reading.error is not None:
         return FAST  # the message cannot be read: answered at once with why
-    if not intent.placed and llm:
+    if req.reading.routable and llm:
         return SLOW  # the LLM routes it (handlers.dispatch)
     kind = spec(intent.command).lane  # the command's own (handlers/commands.py LaneKind)
     if kind == "fast":

@@ -27,6 +27,13 @@ class Reading:
         """The language the answer, and any notice before it, speaks."""
         return self.intent.lang
 
+    @property
+    def routable(self) -> bool:
+        """Whether an LLM, when one is configured, routes the message: one no command word nor PR number
+        placed (the rules read it as a question, or as help); the rules' reading stands when the model's is
+        invalid."""
+        return self.text is not None and self.error is None and not self.intent.placed
+
 
 @dataclass(frozen=True)
 class Request:

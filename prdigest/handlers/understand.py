@@ -99,7 +99,7 @@ def understand(text: str) -> Intent:
     text = _GLUED_COUNT.sub(r"\1 \2", clean(text))
     lang: Lang = detect_lang(text)
     if not text or text.lower().strip(" !！.。?？~") in _GREETINGS:
-        return Intent("help", lang)
+        return Intent("help", lang, placed=not text)
     leading = _leading(text)
     if leading is not None and spec(leading[0]).leads:
         only, rest = leading
@@ -130,7 +130,7 @@ def understand(text: str) -> Intent:
         n = _count(rest) if tool is not None and "n" in tool.model_fields else None
         return Intent(name, lang, period=period, n=n, repo=_repo(rest))
     if _HELP.search(rest):
-        return Intent("help", lang)
+        return Intent("help", lang, placed=False)
     if _QUESTION.search(text):
         return Intent("ask", lang, period=period, question=text, placed=False)
     return Intent("help", lang, question=text, suggestion=_closest(text), placed=False)

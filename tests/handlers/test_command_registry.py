@@ -74,7 +74,7 @@ def test_a_command_registered_in_one_place_is_in_help_the_parser_and_the_routers
 
 
 def test_every_command_has_its_texts_in_every_language() -> None:
-    assert len(COMMANDS) >= 16 and len({c.name for c in COMMANDS}) == len(COMMANDS)
+    assert len(COMMANDS) >= 18 and len({c.name for c in COMMANDS}) == len(COMMANDS)
     for lang in LANGS:
         t = texts(lang)
         for c in COMMANDS:
@@ -87,10 +87,10 @@ def test_every_command_has_its_texts_in_every_language() -> None:
 
 def test_the_registry_decides_the_lanes_and_the_period() -> None:
     fast = {c.name for c in COMMANDS if c.lane == "fast"}
-    assert fast == {"help", "subscriptions", "subscribe", "unsubscribe"}
-    assert {c.name for c in COMMANDS if c.period} == {"report", "risks", "top", "authors", "hot"}
+    assert fast == {"help", "subscriptions", "subscribe", "unsubscribe", "reviewers"}
+    assert {c.name for c in COMMANDS if c.period} == {"report", "risks", "top", "authors", "hot", "reviewers"}
     assert spec("mute").leads and spec("mute").admin and not spec("risks").leads
     # The router's tools are the commands with an argument model, in help's order.
     assert [t["function"]["name"] for t in tools()] == [
-        "report", "risks", "top", "explain", "authors", "hot", "ask", "help",
+        "report", "risks", "top", "explain", "authors", "hot", "open", "reviewers", "ask", "help",
     ]  # fmt: skip

@@ -13,6 +13,7 @@ from fakes.openai_api import prdigest_answers
 
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Services, handle
+from prdigest.handlers.commands import COMMANDS
 from prdigest.handlers.context import Thread
 from prdigest.handlers.request import describe
 from prdigest.handlers.request import read as reading
@@ -50,7 +51,7 @@ def read(text: str) -> dict[str, object]:
         ("what happened last week?", "report", LAST_WEEK, None, None, "en"),
         ("上个月的总结", "report", ("2026-08-01", "2026-08-31"), None, None, "zh"),
         ("how many PRs were merged last week?", "report", LAST_WEEK, None, None, "en"),
-        ("show me the PRs merged since Monday", "top", ("2026-09-14", "2026-09-16"), None, None, "en"),
+        ("show me the PRs merged since Monday", "report", ("2026-09-14", "2026-09-16"), None, None, "en"),
         ("上周合并了哪些PR", "report", LAST_WEEK, None, None, "zh"),
         ("which PRs touched the rollout engine?", "ask", NO_PERIOD, None, None, "en"),  # says more
         ("what broke last week?", "risks", LAST_WEEK, None, None, "en"),
@@ -205,10 +206,21 @@ def test_the_model_routes_a_message_the_rules_cannot_place(serve, svc: Services)
     assert reply.kind == "prs" and len(reply.prs) == 2
     (request,) = routed(fake)
     names = {tool["function"]["name"] for tool in request.body["tools"]}
-    assert names == {"report", "risks", "top", "authors", "hot", "explain", "ask", "help"}
+    assert names == {c.name for c in COMMANDS if c.tool is not None} >= {"report", "explain", "ask", "help"}
     assert "gimme the juicy stuff" in request.user
     # A message the rules place never reaches the router.
     assert handle("risks", CONSOLE, llm_svc).kind == "risks" and len(routed(fake)) == 1
+
+
+@pytest.mark.parametrize("text", ["what can you do for us", "hi", "which PRs touched the scheduler?"])
+def test_what_the_rules_read_as_help_or_a_question_goes_to_the_router_first(
+    serve, svc: Services, text: str
+) -> None:
+    fake = serve(responder=routing(("risks", "{}")))
+    llm_svc = llm_services(svc, fake)
+    assert handle(text, CONSOLE, llm_svc).kind == "risks" and len(routed(fake)) == 1
+    # A command's own word is never second-guessed.
+    assert handle("help", CONSOLE, llm_svc).kind == "help" and len(routed(fake)) == 1
 
 
 @pytest.mark.parametrize(
