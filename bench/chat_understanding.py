@@ -2,7 +2,8 @@
 
     python bench/chat_understanding.py [--shared ../shared] [-v]
 
-Runs every line of ``data/chat_utterances.jsonl`` (text, today, timezone and the expected
+Runs every line of ``data/chat_utterances.jsonl`` and of this project's own
+``bench/data/chat_utterances_more.jsonl`` (text, today, timezone and the expected
 command, dates, n, pr and language) through the `prdigest parse` command (in process, with
 the line's --today and --tz) and prints, one `name=value` a line:
 `intent_accuracy` (lines whose every expected field matches), `period_accuracy` (the lines
@@ -40,7 +41,9 @@ def main() -> None:
     path = opts.shared / "data" / "chat_utterances.jsonl"
     if not path.is_file():
         sys.exit(f"no utterances at {path}: pass --shared PATH (the directory holding data/)")
-    lines = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
+    more = ROOT / "bench" / "data" / "chat_utterances_more.jsonl"
+    raw_lines = path.read_text(encoding="utf-8").splitlines() + more.read_text(encoding="utf-8").splitlines()
+    lines = [json.loads(raw) for raw in raw_lines if raw.strip()]
     runner = CliRunner()
     intents = periods = period_lines = langs = 0
     for line in lines:

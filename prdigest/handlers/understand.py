@@ -43,6 +43,8 @@ _SILENCE = re.compile(
 _UNSILENCE = re.compile(
     r"\b(?:unmute|undismiss|un-?ignore|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略", re.I
 )
+# "can you …", "please …": a request, not a question.
+_POLITE = re.compile(r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)", re.I)
 _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
 
 
@@ -131,7 +133,7 @@ def understand(text: str) -> Intent:
         return Intent(name, lang, period=period, n=n, repo=_repo(rest))
     if _HELP.search(rest):
         return Intent("help", lang, placed=False)
-    if _QUESTION.search(text):
+    if _QUESTION.search(text) or _LISTING.search(rest):  # "PRs by Jiajun last week": a question too
         return Intent("ask", lang, period=period, question=text, placed=False)
     return Intent("help", lang, question=text, suggestion=_closest(text), placed=False)
 
@@ -173,7 +175,7 @@ def _admin(text: str) -> str | None:
     or one whose words ask a question ("which repos does this chat follow?")."""
     if len(text.split()) > SHORT_WORDS:
         return None
-    asking = _QUESTION.search(text) is not None and _repo(text) is None
+    asking = _QUESTION.search(_POLITE.sub("", text)) is not None and _repo(text) is None
     said = (name for name, words in _said(leads=True) if words.search(text))
     return next((name for name in said if spec(name).asked or not asking), None)
 

@@ -103,6 +103,10 @@ TEXT: dict[str, dict[str, str]] = {
         "err_empty_cache": "缓存里还没有 {repo} 的 PR",
         "ask_no_match": "缓存中没有与「{question}」相关的 PR。可以用 PR 标题或路径里的词（多为英文）来问，或用 `重点`、`解释 #N`。",
         "ask_matches": "与「{question}」最相关的 PR：",
+        "ask_found": "{period}合入的 PR 中，符合的有 {n} 个：",
+        "ask_none": "{period}合入的 PR 中没有符合的。",
+        "ask_empty": "{period}没有合入任何 PR。",
+        "ask_more": "……另有 {n} 个",
         "ask_line": "#{number} {summary}（{author}，{merged:%Y-%m-%d} 合入）",
     },
     "en": {
@@ -209,6 +213,10 @@ TEXT: dict[str, dict[str, str]] = {
         "err_empty_cache": "the cache holds no PRs of {repo} yet",
         "ask_no_match": "No cached pull request matches “{question}”. Ask with words from PR titles or paths, or try `top` or `explain #N`.",
         "ask_matches": "The pull requests that best match “{question}”:",
+        "ask_found": "{n} of the pull requests merged {period} answer it:",
+        "ask_none": "None of the pull requests merged {period} answers it.",
+        "ask_empty": "Nothing was merged {period}.",
+        "ask_more": "… and {n} more",
         "ask_line": "#{number} {summary} ({author}, merged {merged:%Y-%m-%d})",
     },
 }

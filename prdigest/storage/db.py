@@ -135,6 +135,12 @@ class Store:
             )
             return [PullRequest.model_validate_json(row["data"]) for row in rows]
 
+    def authors(self, repo: str) -> list[str]:
+        """Every author of the repository's cached PRs: the people a question may name."""
+        with self.reading() as db:
+            rows = db.query("select distinct author from prs where repo = ?", [repo])
+            return [row["author"] for row in rows]
+
     def pr_keys(self, repo: str, window: Window) -> list[tuple[str, int, str]]:
         """(uid, number, content hash) of the window's PRs (direct pushes left out), oldest first: what
         an analysis's cache key needs, without reading the PRs."""
