@@ -80,6 +80,8 @@ def action_intent(value: dict[str, Any]) -> Intent:
         return Intent("top", n=KEY_PRS_SHOWN, lang=lang, repo=repo, window=window)
     if action.action == "explain":
         return Intent("explain", pr=action.number, lang=lang, repo=repo, window=window)
+    if action.action == "open":  # what is open now, whichever week the card is of
+        return Intent("open", lang=lang, repo=repo)
     span = action.until - action.since + timedelta(days=1)  # "another week": the one before
     before = Window(since=action.since - span, until=action.until - span, tz=action.tz)
     return Intent("report", lang=lang, repo=repo, window=before)

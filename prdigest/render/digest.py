@@ -174,13 +174,16 @@ def digest_attention(report: Report, t: dict[str, str], lines: Lines) -> list[st
 
 
 def digest_buttons(report: Report, report_url: str | None, t: dict[str, str]) -> list[Button]:
-    """The full report (with a page), the week's risks and key PRs, another week: four at most."""
+    """The full report (with a page), the week's risks and key PRs, the open PRs needing attention now (when
+    the report found some), another week: five at most."""
     ref = ReportRef.of(report)
     buttons = []
     if report.risk_observations:
         buttons.append(callback(t["btn_risks"], ref, "risks"))
     if key_prs(report):
         buttons.append(callback(t["btn_key_prs"], ref, "key_prs"))
+    if open_prs(report):
+        buttons.append(callback(t["btn_open"], ref, "open"))
     return with_page([*buttons, callback(t["btn_another_week"], ref, "another_week")], report_url, t)
 
 

@@ -23,7 +23,7 @@ from prdigest.models import Lang, PRAnalysis, PullRequest, Report, ReportPR, Ris
 from prdigest.render.sanitize import safe_url
 from prdigest.subscription import source_label
 
-Action = Literal["risks", "key_prs", "explain", "another_week"]
+Action = Literal["risks", "key_prs", "explain", "another_week", "open"]
 
 
 class _View(BaseModel):

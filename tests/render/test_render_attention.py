@@ -183,3 +183,18 @@ def test_in_a_team_digest_each_repository_has_its_own_section() -> None:
     assert 'id="r1-attention"' in page and 'id="r2-attention"' not in page
     card = visible_text(lark_preview(render_lark_card(team)))
     assert f"trainer #12 {REASONS['en'][0]}" in card
+
+
+def test_a_card_with_open_prs_has_a_button_that_asks_for_them() -> None:
+    from prdigest.bot.app import action_intent
+
+    for lang in LANGS:
+        report = with_attention(lang)
+        values = [
+            e["value"] for b in render_slack_message(report)["blocks"] if b["type"] == "actions"
+            for e in b["elements"] if "value" in e
+        ]  # fmt: skip
+        [opened] = [json.loads(v) for v in values if json.loads(v)["action"] == "open"]
+        intent = action_intent(opened)
+        assert (intent.command, intent.repo, intent.lang) == ("open", report.repo, lang)
+        assert '"action": "open"' not in json.dumps(render_lark_card(demo_report(lang)))  # none open: none
