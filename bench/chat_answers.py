@@ -1,12 +1,13 @@
 """Chat-answers benchmark: do answers to questions over a real history cite the right PRs?
 
-    python bench/chat_answers.py [--shared ../shared] [--clones DIR] [-v]
+    python bench/chat_answers.py [--shared ../shared] [--repo OWNER/NAME] [--clones DIR] [-l] [-v]
 
-Clones radixark/miles from its bundle in ``data/`` and asks the chat, in process (rules engine, a fresh
-cache, the clone as source), questions about five real weeks: what a person worked on, which PRs touched a
-part of the code, what was merged on a day, and questions about days when nothing was merged. The PRs a
-correct answer cites are computed here from `git log` of the clone (author, files, merge day), never typed
-in. Prints, one `name=value` a line:
+Clones each repository from its bundle in ``data/`` (radixark/miles, huggingface/trl) and asks the chat,
+in process (rules engine, a fresh cache, the clone as source), questions about five real weeks of it (the
+last five complete weeks with merges): what a person worked on, which PRs touched a part of the code, what
+was merged on a day, and questions about periods when nothing was merged. The PRs a correct answer cites
+are computed here from `git log` of the clone (author and co-authors, files, merge day), never typed in.
+Prints, one `name=value` a line, over all repositories and then per repository (`_<owner>__<name>`):
 
   questions          the questions asked (those about a period with merges)
   answer_recall      the expected PRs cited, over all expected (goal >= 0.9)
@@ -42,13 +43,13 @@ from prdigest.sources.git.source import GitSource  # noqa: E402
 from prdigest.sources.registry import source_factory  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
-REPO = "radixark/miles"
+REPOS = ("radixark/miles", "huggingface/trl")
 TZ = ZoneInfo("Asia/Shanghai")  # the settings' default report timezone
-WEEKS = (date(2026, 7, 13), date(2026, 7, 20), date(2026, 7, 27), date(2026, 8, 3), date(2026, 8, 10))
+WEEKS = 5
 # Directory names that say little of a part of the code: never asked about.
 GENERIC = frozenset({"miles", "tests", "test", "docs", "examples", "scripts", ".github", "src", "workflows",
                      "ci", "utils", "tools", "backends"})  # fmt: skip
-EMPTY_SAID = re.compile(r"Nothing was merged|No merged PRs|saw 0 PRs|没有合入|没有合并", re.I)
+EMPTY_SAID = re.compile(r"No pull request was merged|No merged PRs|saw 0 PRs|没有合入|没有合并", re.I)
 _NUMBER = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)")
 _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.I | re.M)
 _NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$", re.I)
@@ -105,10 +106,18 @@ def merges(clone: Path) -> list[Merge]:
     return found
 
 
+def weeks(history: list[Merge]) -> list[date]:
+    """The Mondays of the last WEEKS complete weeks of the history that have merges."""
+    last = max(m.day for m in history)
+    mondays = sorted({m.day - timedelta(days=m.day.weekday()) for m in history}, reverse=True)
+    return sorted(d for d in mondays if d + timedelta(days=6) < last)[-WEEKS:]
+
+
 def questions(history: list[Merge]) -> Iterator[Question]:
     """Per week: its three busiest authors, its two most touched parts of the code, its busiest day and
     an empty day, each asked as people ask it."""
-    for monday in WEEKS:
+    mondays = weeks(history)
+    for monday in mondays:
         days = {monday + timedelta(days=i) for i in range(7)}
         week = [m for m in history if m.day in days]
         today = monday + timedelta(days=9)  # the Wednesday after: "last week" is this week
@@ -135,7 +144,7 @@ def questions(history: list[Merge]) -> Iterator[Question]:
     # Before the history's first merge nothing was merged, however it is asked.
     first = min(m.day for m in history)
     before = first - timedelta(days=first.weekday() + 14)
-    today = WEEKS[0] + timedelta(days=9)
+    today = mondays[0] + timedelta(days=9)
     iso = f"{before.isocalendar()[0]}-W{before.isocalendar()[1]:02d}"
     yield Question(f"which PRs touched rollout in {iso}?", today, frozenset())
     yield Question(f"{before.isoformat()} 合并了哪些 PR？", today, frozenset())
@@ -149,50 +158,80 @@ def cited(reply: Reply) -> set[int]:
     return set(reply.cited)
 
 
+@dataclass
+class Score:
+    questions: int = 0
+    hits: int = 0
+    expected: int = 0
+    shown: int = 0
+    empty: int = 0
+    said: int = 0
+
+    def add(self, other: Score) -> None:
+        for name in ("questions", "hits", "expected", "shown", "empty", "said"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def lines(self, suffix: str = "") -> list[str]:
+        return [
+            f"questions{suffix}={self.questions}",
+            f"answer_recall{suffix}={self.hits / max(self.expected, 1):.3f}",
+            f"answer_precision{suffix}={self.hits / max(self.shown, 1):.3f}",
+            f"empty_period_said{suffix}={self.said / max(self.empty, 1):.3f}",
+        ]
+
+
+def score(repo: str, clone: Path, asked: list[Question], db: Path, verbose: bool) -> Score:
+    """Ask every question of ``repo`` through the chat and score what its answers cite."""
+    store = Store(db)
+    settings = load_settings(env={})
+    sources = source_factory(settings, GitSource(clone, repo=repo))
+    ctx = Context(platform="console", chat_id="bench", user_id="bench")
+    found = Score()
+    for q in asked:
+        now = datetime.combine(q.today, time(10), TZ).astimezone(UTC)
+        svc = Services(settings=settings, store=store, default_repo=repo, source_for=sources,
+                       clock=lambda now=now: now)  # fmt: skip
+        reply = handle(q.text, ctx, svc)
+        got = cited(reply)
+        if not q.expected:
+            found.empty += 1
+            found.said += bool(EMPTY_SAID.search(reply.text))
+            if verbose and not EMPTY_SAID.search(reply.text):
+                print(f"# {q.text!r}: not said empty: {reply.text[:200]!r}", file=sys.stderr)
+            continue
+        found.questions += 1
+        found.hits += len(got & q.expected)
+        found.expected += len(q.expected)
+        found.shown += len(got)
+        if verbose and got != q.expected:
+            print(f"# {q.text!r} ({reply.kind}): missed {sorted(q.expected - got)}, extra "
+                  f"{sorted(got - q.expected)}", file=sys.stderr)  # fmt: skip
+    store.close()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
-    parser.add_argument("--clones", type=Path, help="a folder to keep the bundle's clone in and reuse")
+    parser.add_argument("--repo", action="append", help="OWNER/NAME (repeatable; default: every bundle's)")
+    parser.add_argument("--clones", type=Path, help="a folder to keep the bundles' clones in and reuse")
     parser.add_argument("-l", "--list", action="store_true", help="print the questions and stop")
     parser.add_argument("-v", "--verbose", action="store_true", help="list each question's misses")
     opts = parser.parse_args()
+    total, per_repo = Score(), []
     with tempfile.TemporaryDirectory() as tmp:
-        clone = clone_of(opts.shared / "data", REPO, opts.clones or Path(tmp))
-        history = merges(clone)
-        asked = list(questions(history))
-        if opts.list:
-            for q in asked:
-                print(f"{q.today} {sorted(q.expected)} {q.text}")
-            return
-        store = Store(Path(tmp) / "cache.db")
-        settings = load_settings(env={})
-        source = GitSource(clone, repo=REPO)
-        ctx = Context(platform="console", chat_id="bench", user_id="bench")
-        hits = expected = shown = empty = said = 0
-        for q in asked:
-            now = datetime.combine(q.today, time(10), TZ).astimezone(UTC)
-            sources = source_factory(settings, source)
-            svc = Services(settings=settings, store=store, default_repo=REPO, source_for=sources,
-                           clock=lambda now=now: now)  # fmt: skip
-            reply = handle(q.text, ctx, svc)
-            got = cited(reply)
-            if not q.expected:
-                empty += 1
-                said += bool(EMPTY_SAID.search(reply.text))
-                if opts.verbose and not EMPTY_SAID.search(reply.text):
-                    print(f"# {q.text!r}: not said empty: {reply.text[:200]!r}", file=sys.stderr)
+        for repo in opts.repo or REPOS:
+            clone = clone_of(opts.shared / "data", repo, opts.clones or Path(tmp))
+            asked = list(questions(merges(clone)))
+            if opts.list:
+                for q in asked:
+                    print(f"{repo} {q.today} {sorted(q.expected)} {q.text}")
                 continue
-            hits += len(got & q.expected)
-            expected += len(q.expected)
-            shown += len(got)
-            if opts.verbose and got != q.expected:
-                print(f"# {q.text!r} ({reply.kind}): missed {sorted(q.expected - got)}, extra "
-                      f"{sorted(got - q.expected)}", file=sys.stderr)  # fmt: skip
-        store.close()
-    print(f"questions={len(asked) - empty}")
-    print(f"answer_recall={hits / max(expected, 1):.3f}")
-    print(f"answer_precision={hits / max(shown, 1):.3f}")
-    print(f"empty_period_said={said / max(empty, 1):.3f}")
+            found = score(repo, clone, asked, Path(tmp) / f"{repo.replace('/', '__')}.db", opts.verbose)
+            total.add(found)
+            per_repo.append(found.lines("_" + repo.replace("/", "__")))
+    if not opts.list:
+        print("\n".join(total.lines() + [line for lines in per_repo for line in lines]))
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ def _by_structure(intent: Intent, scope: Scope, window: Window | None, svc: Serv
     prs = svc.store.prs_in_window(scope.repo, week, excerpts=False)
     asked = read_asked(intent.question, prs, svc.store.authors(scope.repo))
     t, period = texts(scope.lang), period_text(week, scope.lang)
-    if window is not None and not prs:  # a period with nothing merged says so, whatever was asked
+    if window is not None and not any(pr.number for pr in prs):  # direct pushes are no PRs
         return text_reply("text", scope.lang, t["ask_empty"].format(period=period), repo=scope.repo)
     if not asked.named:
         return None

@@ -215,7 +215,7 @@ TEXT: dict[str, dict[str, str]] = {
         "ask_matches": "The pull requests that best match “{question}”:",
         "ask_found": "{n} of the pull requests merged {period} answer it:",
         "ask_none": "None of the pull requests merged {period} answers it.",
-        "ask_empty": "Nothing was merged {period}.",
+        "ask_empty": "No pull request was merged {period}.",
         "ask_more": "… and {n} more",
         "ask_line": "#{number} {summary} ({author}, merged {merged:%Y-%m-%d})",
     },

@@ -87,7 +87,7 @@ def test_what_was_merged_on_a_day_is_that_days_report(svc: Services) -> None:
 @pytest.mark.parametrize(
     ("question", "said"),
     [
-        ("What did Alice merge on 2026-09-12?", "Nothing was merged 2026-09-12 to 2026-09-12."),
+        ("What did Alice merge on 2026-09-12?", "No pull request was merged 2026-09-12 to 2026-09-12."),
         ("2026-09-12 Alice 做了什么？", "2026-09-12 至 2026-09-12没有合入任何 PR。"),
     ],
 )
