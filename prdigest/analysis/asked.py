@@ -92,14 +92,16 @@ def read_asked(question: str, prs: Sequence[PullRequest], authors: Sequence[str]
 
 
 def _people(tokens: list[str], authors: set[str]) -> set[str]:
-    """The authors a question names: by their login or a part of their name ("Jiajun" of "Jiajun Li")."""
+    """The authors a question names: by their login, a part of their name ("Jiajun" of "Jiajun Li") or their
+    email's local part."""
     found: set[str] = set()
     for token in tokens:
         key = fold(token)
         if len(key) < MIN_NAME:
             continue
         for author in authors:
-            parts = {fold(p) for p in re.split(r"[\s()]+", author) if p}
+            # "Jiajun Li <jiajun.li@example.com>" (a co-author): its name's parts and its email's local part
+            parts = {fold(p.partition("@")[0]) for p in re.split(r"[\s()<>]+", author) if p}
             if key == fold(author) or key in parts:
                 found.add(author)
     return found
