@@ -51,7 +51,7 @@ GENERIC = frozenset({"miles", "tests", "test", "docs", "examples", "scripts", ".
                      "ci", "utils", "tools", "backends"})  # fmt: skip
 EMPTY_SAID = re.compile(r"No pull request was merged|No merged PRs|saw 0 PRs|没有合入|没有合并", re.I)
 _NUMBER = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)")
-_CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.I | re.M)
+_CO_AUTHOR = re.compile(r"^\s*co-authored-by:\s*(.+?)\s*$", re.I | re.M)
 _NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$", re.I)
 
 
@@ -93,8 +93,8 @@ def merges(clone: Path) -> list[Merge]:
         login = _NOREPLY.match(email)
         author = login.group(1) if login else name.split()[0]
         who = {fold(author)}
-        for co in _CO_AUTHOR.findall(body):  # a co-author worked on it too
-            who |= {fold(part) for part in re.split(r"[\s()<>]+", co) if part}
+        for co in _CO_AUTHOR.findall(body):  # a co-author worked on it too: by name parts or email local part
+            who |= {fold(part.partition("@")[0]) for part in re.split(r"[\s()<>]+", co) if part}
         parts: set[str] = set()
         for path in filter(None, names.splitlines()):
             pieces = path.lower().split("/")
