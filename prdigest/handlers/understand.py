@@ -36,8 +36,9 @@ _ABOUT_A_PR = frozenset({"dismiss", "undismiss"})
 # A rule's name as written (no_tests, no-tests), and the words that silence one or take it back.
 _RULE_WORD = re.compile(r"(?<![\w-])([A-Za-z]+(?:[_-][A-Za-z]+)+)(?![\w-])")
 _SILENCE = re.compile(
-    r"\b(?:mute|silence|ignore|dismiss|skip|suppress|hide|stop\s+(?:flagging|warning|reporting|showing|raising)|"
-    r"don'?t\s+(?:flag|show|report|warn|raise)|no\s+more)\b|不要再?|别再?|静音|屏蔽|忽略|不用管|跳过|关掉",
+    r"\b(?:mute|silence|ignore|dismiss|skip|suppress|hide|"
+    r"stop\s+(?:flagging|warning|reporting|showing|raising|telling|mentioning|alerting)|"
+    r"don'?t\s+(?:flag|show|report|warn|raise|tell|mention)|no\s+more)\b|不要再?|别再?|静音|屏蔽|忽略|不用管|跳过|关掉",
     re.I,
 )
 _UNSILENCE = re.compile(
@@ -50,14 +51,14 @@ _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
 
 # A message that says no more than "the PRs merged" (and a period) asks for that period's report: "PRs
 # merged yesterday", "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
-_LISTING = words(r"\bprs\b", r"\bpull requests\b", r"\bmerged\b", "合并", r"PR")
+_LISTING = words(r"\bprs\b", r"\bpull requests\b", r"\b(?:merged|changed|landed|shipped)\b", "合并", r"PR")
 # The word lists read best packed, several to a line.
 # fmt: off
 _FILLER = words(
     r"\b(?:show|me|list|give|all|the|a|of|in|on|were|was|is|are|what|which|please|prs?|pull|requests?|merged|"
-    r"got|have|been|that|there|any|new|recent|recently|latest|we|our|did|from|for)\b",
+    r"got|have|been|that|there|any|new|recent|recently|latest|we|our|did|from|for|changed|landed|shipped)\b",
     "合并了", "合并", "哪些", "有", "的", "了", "吗", "都", "PR", "给我", "看看", "看下", "列出", "一下",
-    "最近", "新",
+    "最近", "新", "什么", "啥",
     r"[\s?？!！.,，。:：]",
 )
 # "how do I … subscribe" within a sentence's length: each "how" a search tries reads a bounded span
@@ -69,7 +70,8 @@ _HELP = words(
     "你能做什么", "能做什么", "怎么用", "如何使用", "能干什么", "有哪些命令", "你是谁",
 )
 _EXPLAIN = words(
-    r"\bexplain\b", r"\btell me about\b", r"\bwhat (?:does|did|is)\b", r"\bdetails?\b", r"\bdescribe\b",
+    r"\bexplain\b", r"\btell me (?:more )?about\b", r"\bmore (?:on|about)\b",
+    r"\bwhat (?:does|did|is)\b", r"\bdetails?\b", r"\bdescribe\b",
     "解释", "说明", "讲讲", "介绍", "做什么", "干什么", "改了什么",
 )
 _QUESTION = words(
@@ -83,7 +85,8 @@ _QUESTION = words(
 _PR = re.compile(
     r"(?:#|\b(?:pr|pull request|pull|mr)\s*+#?\s*+)(-?\d+)\b|(?<!\d)(\d++)\s*+号\s*+(?=PR|pr)", re.I
 )
-_BARE_NUMBER = re.compile(r"(?<![\w#.:/-])(\d{1,9})(?![\w.:/-])")
+# Digits beside Chinese are apart ("2301是做什么的").
+_BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9_#.:/-])(\d{1,9})(?![A-Za-z0-9_.:/-])")
 # A count: digits anywhere, a number word after "top", "前三", "三个".
 _COUNT = re.compile(
     rf"(?<![\w#.:/-])(?P<n>\d{{1,9}})(?![\w.:/-])|\btop\s+(?P<w>{EN_NUMBER})\b"

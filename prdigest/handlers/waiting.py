@@ -16,7 +16,8 @@ from prdigest.render.markdown import escape
 # fmt: off
 WAITING_WORDS = words(
     r"\bopen\s+(?:prs?|pull\s+requests?)\b", r"\bawaiting\s+(?:a\s+)?reviews?\b",
-    r"\b(?:waiting|wait|stuck|stale|blocked|pending)\s+(?:for|on)\s+(?:a\s+)?(?:reviews?|reviewers?|approvals?|merge)\b",
+    r"\b(?:waiting|wait|stuck|stale|blocked|pending)\s+(?:for|on|in)\s+(?:a\s+)?(?:reviews?|reviewers?|approvals?|merge)\b",
+    r"\b(?:prs?|pull\s+requests?)\s+(?:are\s+)?(?:still\s+)?open\b|\bstill\s+open\b",
     r"\b(?:prs?|pull\s+requests?)\b.{0,30}?\b(?:stuck|stale|pending|waiting|unreviewed|not\s+(?:yet\s+)?reviewed)\b",
     r"\bneed(?:s|ing)?\s+(?:a\s+)?reviews?\b",
     "待处理", "待评审", r"等(?:待)?(?:评审|审核|review|合并)", "卡住", r"没人(?:看|评审|审|review)",

@@ -124,7 +124,7 @@ DAY = re.compile(
     r"|\b(?P<yesterday>yesterday)\b|(?P<zyesterday>昨天|昨日)"
     r"|(?P<before_yesterday>前天)"
     # "7/27", and "9.1" (a day only at either end of a range: alone, 3.10 is a version)
-    r"|(?<![\w/.:#])(?P<nm>\d{1,2})(?P<nsep>[/.])(?P<nd>\d{1,2})(?![\w/:%]|\.\d)",
+    r"|(?<![\w/:#])(?<![^.]\.)(?P<nm>\d{1,2})(?P<nsep>[/.])(?P<nd>\d{1,2})(?![\w/:%]|\.\d)",
     re.I,
 )
 
