@@ -40,7 +40,10 @@ _RANKS: tuple[tuple[Rank, re.Pattern[str]], ...] = (
 # fmt: on
 # A word of a question, with the hyphens and dots names keep ("Shi-Dong", "rollout.py").
 _TOKEN = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
-_PATHISH = re.compile(r"[\w.-]+/[\w./-]*|[\w-]+\.(?:py|rs|go|ts|js|cpp|cu|h|md|toml|ya?ml|json|sh)\b")
+# A search starts only where a name starts, and never takes a run back: linear time on any text.
+_PATHISH = re.compile(
+    r"(?<![\w.-])[\w.-]++/[\w./-]*+|(?<![\w.-])[\w-]++\.(?:py|rs|go|ts|js|cpp|cu|h|md|toml|ya?ml|json|sh)\b"
+)
 # Words too common to name a person or a part of the code.
 # fmt: off
 _COMMON = frozenset({
