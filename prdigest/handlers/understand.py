@@ -44,6 +44,8 @@ _SILENCE = re.compile(
 _UNSILENCE = re.compile(
     r"\b(?:unmute|undismiss|un-?ignore|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略", re.I
 )
+# A message that is a number alone names a PR ("2301").
+_ALONE = re.compile(r"#?\d{1,9}")
 # "can you …", "please …": a request, not a question.
 _POLITE = re.compile(r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)", re.I)
 _GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
@@ -68,6 +70,7 @@ _HELP = words(
     r"\busage\b", r"\bwho are you\b", r"\bhow (?:do|can|to)\b.{0,200}\b(?:subscribe|unsubscribe|use)\b",
     "怎么订阅", "如何订阅",
     "你能做什么", "能做什么", "怎么用", "如何使用", "能干什么", "有哪些命令", "你是谁",
+    r"你会(?:干|做)?(?:什么|啥)",
 )
 _EXPLAIN = words(
     r"\bexplain\b", r"\btell me (?:more )?about\b", r"\bmore (?:on|about)\b",
@@ -83,7 +86,9 @@ _QUESTION = words(
 # "#2126", "PR 1740", "pull request 12", "42号PR".
 # A search starts no number inside a run of digits, nor takes a run of spaces back (linear time).
 _PR = re.compile(
-    r"(?:#|\b(?:pr|pull request|pull|mr)\s*+#?\s*+)(-?\d+)\b|(?<!\d)(\d++)\s*+号\s*+(?=PR|pr)", re.I
+    r"(?:#|(?<![A-Za-z0-9_])(?:pr|pull request|pull|mr)\s*+#?\s*+)(-?\d+)(?![A-Za-z0-9_])"
+    r"|(?<!\d)(\d++)\s*+号\s*+(?=PR|pr)",
+    re.I,
 )
 # Digits beside Chinese are apart ("2301是做什么的").
 _BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9_#.:/-])(\d{1,9})(?![A-Za-z0-9_.:/-])")
@@ -121,7 +126,7 @@ def understand(text: str) -> Intent:
     lang = next((asked for asked, words in _ASKED_LANG if words.search(text)), lang)
     period = find_period(text)
     rest = without(text, period)
-    pr = _pr(rest, bare=_explaining(rest, leading))
+    pr = _pr(rest, bare=_explaining(rest, leading) or _ALONE.fullmatch(rest.strip()) is not None)
     if pr is not None:
         return Intent("explain", lang, pr=pr, repo=_repo(rest))
     name = _topic(rest) if leading is None else _sharper(leading[0], rest)

@@ -29,7 +29,7 @@ RISK_WORDS = words(
     r"\brisk(?:s|y)?\b", r"\b(?:could|might|may|will|can|would)\s+(?:\w+\s+)?(?:break|go wrong|fail)\b",
     r"\bbr(?:eak(?:ing|s)?|oken?)\b", r"\bdanger(?:s|ous)?\b", r"\bconcerns?\b", r"\bworr(?:y|ies|ied)\b",
     r"\bwatch out\b", r"\bred flags?\b", r"\bregressions?\b", r"\bsecurity\b", r"\bvulnerab",
-    r"\bwithout tests\b", r"\bno tests\b", "没有测试", "缺少测试", "安全问题",
+    r"\bwithout tests\b", r"\bno tests\b", "没有测试", "缺少测试", r"安全(?:问题|相关|隐患|漏洞)",
     "风险", "隐患", "危险", "破坏性", "要注意", "注意什么", "会不会(?:坏|出问题|出错)",
     "可能(?:会)?(?:坏|出问题|出错)",
 )

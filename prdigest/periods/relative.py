@@ -94,7 +94,7 @@ def _last_days(m: re.Match[str], today: date) -> Span:
     return today - timedelta(days=count - 1), today
 
 
-@_relative(r"\b(?:this|current)\s+month\b|本月|这个?月")
+@_relative(r"\b(?:this|current)\s+month\b|\bof\s+the\s+month\b|本月|这个?月")
 def _this_month(m: re.Match[str], today: date) -> Span:
     return today.replace(day=1), today
 
