@@ -99,8 +99,8 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     lane="fast", specific=2, said=words(
         r"\bunsubscribe\b|取消订阅|退订",
         r"\b(?:stop|pause|cancel|end|quit|disable|turn\s+off|switch\s+off)\s+(?:\w+\s+){0,3}?"
-        r"(?:posting|sending|pushing|reporting|the\s+(?:\w+\s+)?"
-        r"(?:reports?|digests?|updates?|subscriptions?))\b",
+        r"(?:posting|sending|pushing|reporting|(?:the\s+)?(?:\w+\s+)?"
+        r"(?:reports?|digests?|updates?|subscriptions?|notifications?))\b",
         r"(?:停止|暂停|取消|关闭|关掉|不要再?|别再?).{0,12}(?:推送|周报|报告|发送|订阅)|(?:别|不要)再?推(?!荐)",
     ),
 )  # fmt: skip
@@ -135,7 +135,9 @@ def shaping(sub: Subscription, t: dict[str, str]) -> str:
         r"\b(?:which|what)\s+(?:repos?|repositories|projects)\b.{0,40}?\b(?:follow(?:s|ing|ed)?|watch(?:es|ing)?|"
         r"track(?:s|ing)?|subscribed|gets?)\b|\bsubscribed\s+to\b",
         r"\b(?:are|is)\s+(?:we|you|this\s+(?:chat|channel|group))\s+(?:following|watching|tracking)\b",
-        r"(?:关注|订阅|跟踪)了?哪些|哪些(?:仓库|项目|repo).{0,8}(?:关注|订阅|推送)",
+        r"(?:关注|订阅|跟踪)了?(?:哪些|什么|啥)|哪些(?:仓库|项目|repo).{0,8}(?:关注|订阅|推送)",
+        r"\bsubscribed\s+(?:repos?|repositories|projects)\b",
+        r"\bwhat\s+(?:did|do|have)\s+(?:you|we)\s+subscribed?\s+to\b",
     ), specific=1, asked=True,
 )  # fmt: skip
 def subscriptions(intent: Intent, ctx: Context, svc: Services) -> Reply:

@@ -38,22 +38,30 @@ _RULE_WORD = re.compile(r"(?<![\w-])([A-Za-z]+(?:[_-][A-Za-z]+)+)(?![\w-])")
 _SILENCE = re.compile(
     r"\b(?:mute|silence|ignore|dismiss|skip|suppress|hide|"
     r"stop\s+(?:flagging|warning|reporting|showing|raising|telling|mentioning|alerting)|"
-    r"don'?t\s+(?:flag|show|report|warn|raise|tell|mention)|no\s+more)\b|不要再?|别再?|静音|屏蔽|忽略|不用管|跳过|关掉",
+    r"don'?t\s+(?:flag|show|report|warn|raise|tell|mention)|no\s+more)\b|不要再?|别再?|静音|屏蔽|忽略|不用管|跳过|关掉"
+    r"|不(?:用|必|需要)再?(?:提示|提醒|报|显示)",
     re.I,
 )
 _UNSILENCE = re.compile(
-    r"\b(?:unmute|undismiss|un-?ignore|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略", re.I
+    r"\b(?:unmute|undismiss|un-?ignore|undo|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略",
+    re.I,
 )
 # A message that is a number alone names a PR ("2301").
 _ALONE = re.compile(r"#?\d{1,9}")
 # "can you …", "please …": a request, not a question.
 _POLITE = re.compile(r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)", re.I)
-_GLUED_COUNT = re.compile(r"\b(top)(\d{1,3})\b", re.I)  # "top3"
+_GLUED = re.compile(r"\b(top|explain)(\d{1,9})\b", re.I)  # "top3", "explain2301"
 
 
 # A message that says no more than "the PRs merged" (and a period) asks for that period's report: "PRs
 # merged yesterday", "上周合并了哪些PR"; "which PRs touched the scheduler?" says more, and is a question.
-_LISTING = words(r"\bprs\b", r"\bpull requests\b", r"\b(?:merged|changed|landed|shipped)\b", "合并", r"PR")
+_LISTING = words(
+    r"\bprs\b",
+    r"\bpull requests\b",
+    r"\b(?:merged|changed|landed|shipped)\b",
+    "合并",
+    r"(?<![A-Za-z])PRs?(?![A-Za-z])",
+)
 # The word lists read best packed, several to a line.
 # fmt: off
 _FILLER = words(
@@ -106,7 +114,7 @@ SHORT_WORDS = 12
 
 def understand(text: str) -> Intent:
     """The Intent of a chat message (see the module's docstring for the order of the rules)."""
-    text = _GLUED_COUNT.sub(r"\1 \2", clean(text))
+    text = _GLUED.sub(r"\1 \2", clean(text))
     lang: Lang = detect_lang(text)
     if not text or text.lower().strip(" !！.。?？~") in _GREETINGS:
         return Intent("help", lang, placed=not text)

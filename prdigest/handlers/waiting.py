@@ -19,8 +19,9 @@ WAITING_WORDS = words(
     r"\b(?:waiting|wait|stuck|stale|blocked|pending)\s+(?:for|on|in)\s+(?:a\s+)?(?:reviews?|reviewers?|approvals?|merge)\b",
     r"\b(?:prs?|pull\s+requests?)\s+(?:are\s+)?(?:still\s+)?open\b|\bstill\s+open\b",
     r"\b(?:prs?|pull\s+requests?)\b.{0,30}?\b(?:stuck|stale|pending|waiting|unreviewed|not\s+(?:yet\s+)?reviewed)\b",
-    r"\bneed(?:s|ing)?\s+(?:a\s+)?reviews?\b",
-    "待处理", "待评审", r"等(?:待)?(?:评审|审核|review|合并)", "卡住", r"没人(?:看|评审|审|review)",
+    r"\bneed(?:s|ing)?\s+(?:(?:a|my|our|your)\s+)?reviews?\b",
+    r"\bwaiting\s+(?:on|for)\s+(?:me|us|you|someone|somebody|anyone|anybody)\b",
+    "待处理", "待评审", r"等(?:待|着)?(?:评审|审核|review|合并)", "卡住", r"没人(?:看|评审|审|review)",
     "还没合并", "未合并", "待合并", "还开着", "打开的\\s*PR",
 )
 # fmt: on

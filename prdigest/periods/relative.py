@@ -115,7 +115,7 @@ def _last_months(m: re.Match[str], today: date) -> Span:
 
 @_relative(
     # "in August", "August 2026"; never "of Aug 3", which is a day
-    rf"\b(?:in|for|during|of|over|from)\s+(?P<m>{MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b|(?!\s*\d))"
+    rf"\b(?:in|for|during|of|over|from|the)\s+(?P<m>{MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b|(?!\s*\d))"
     rf"|\b(?P<m2>{MONTH})\s+(?P<y2>\d{{4}})\b"
     r"|(?:(?P<y3>\d{4})\s*年\s*)?(?<!\d)(?P<m3>\d{1,2})\s*月份?(?!\s*\d)"
 )
