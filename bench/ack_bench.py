@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the fake Slack
 from fakes.slack_api import FakeSlack, event_callback, mention, post, signed_event  # noqa: E402
 
 from prdigest.bot.app import WORKING, BotCore  # noqa: E402
-from prdigest.bot.slack.adapter import EVENTS_PATH, SlackBot  # noqa: E402
+from prdigest.bot.slack.adapter import SlackBot  # noqa: E402
 from prdigest.bot.web import WebApp  # noqa: E402
 from prdigest.config import load_settings  # noqa: E402
 from prdigest.handlers import Services  # noqa: E402
@@ -74,9 +74,9 @@ def measure(events: int = 50) -> dict[str, float]:
         core = BotCore(Services(settings=settings, store=store, default_repo=demo.repo))
         bot = SlackBot(settings, core)
         web = WebApp()
-        web.mount(EVENTS_PATH, bot.wsgi_app())
+        web.mount_events(SlackBot.events_path, bot.wsgi_app())
         host, port = web.start("127.0.0.1", 0)
-        url = f"http://{host}:{port}{EVENTS_PATH}"
+        url = f"http://{host}:{port}{SlackBot.events_path}"
         try:
             bot.start()
             ids = count(1)

@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the render tests' week builder
+sys.path.insert(0, str(ROOT / "tests"))  # the shared test helpers (chromium_support)
+sys.path.insert(0, str(ROOT / "tests" / "render"))  # the render tests' week builder
 
 from chromium_support import page_heights  # noqa: E402
 from test_render_support import REPORT_URL, scaled_prs, week_report  # noqa: E402

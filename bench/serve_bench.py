@@ -64,7 +64,7 @@ from serve_support import (  # noqa: E402
 
 from prdigest.bot.service import sync_config_subscriptions  # noqa: E402
 from prdigest.config import load_settings  # noqa: E402
-from prdigest.models import Window  # noqa: E402
+from prdigest.periods import last_complete_week  # noqa: E402
 from prdigest.storage import Store  # noqa: E402
 
 REPO = "acme/rocket"
@@ -301,7 +301,7 @@ def main() -> None:
         FakeSlack() as slack,
     ):
         tmp = Path(name)
-        add_week(github, REPO, Window.last_complete_week(datetime.now(UTC), TZ), PRS)
+        add_week(github, REPO, last_complete_week(datetime.now(UTC), TZ), PRS)
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SCRUB)}
         env.update(
             HOME=str(tmp), NO_PROXY="127.0.0.1,localhost", COLUMNS="200",
