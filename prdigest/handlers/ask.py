@@ -9,11 +9,18 @@ from prdigest.analysis.asked import read_asked, select
 from prdigest.handlers.commands import Intent, command
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
-from prdigest.handlers.scope import Scope, period_text, resolve, text_reply, week_report, window_of
+from prdigest.handlers.scope import (
+    Scope,
+    asked_week,
+    period_text,
+    resolve,
+    text_reply,
+    week_report,
+    window_of,
+)
 from prdigest.handlers.tool_args import AskArgs
 from prdigest.i18n import texts
 from prdigest.models import Window
-from prdigest.periods import default_window, today_in
 from prdigest.render.markdown import escape
 
 LISTED = 50  # PRs a structured answer lists and cites; the rest are counted
@@ -30,7 +37,7 @@ def ask(intent: Intent, ctx: Context, svc: Services) -> Reply:
     # A question names a period only when it says one (or asks in a card's thread); else it is asked
     # of everything cached, or, when it names people, risks, paths or a ranking, of the last week.
     window = window_of(intent, ctx, scope, svc)
-    structured = _by_structure(intent, scope, window, svc)
+    structured = _by_structure(intent, ctx, scope, window, svc)
     if structured is not None:
         return structured
     answer = answer_question(svc.store, intent.question, scope.repo, window, svc.settings.llm, scope.lang)
@@ -39,10 +46,12 @@ def ask(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("text", scope.lang, text, repo=scope.repo, cited=answer.cited)
 
 
-def _by_structure(intent: Intent, scope: Scope, window: Window | None, svc: Services) -> Reply | None:
+def _by_structure(
+    intent: Intent, ctx: Context, scope: Scope, window: Window | None, svc: Services
+) -> Reply | None:
     """The answer read from the period's PRs' fields; None for a question that names none of them in a
     period it does not name either (the full-text search answers it)."""
-    week = window or default_window(today_in(svc.clock(), scope.tz), scope.tz)
+    week = window or asked_week(intent, ctx, scope, svc)
     report = week_report(svc, scope, week)
     prs = svc.store.prs_in_window(scope.repo, week, excerpts=False)
     asked = read_asked(intent.question, prs, svc.store.authors(scope.repo))

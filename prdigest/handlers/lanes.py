@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from prdigest.handlers.commands import spec
 from prdigest.handlers.context import Services
 from prdigest.handlers.request import Request
-from prdigest.handlers.scope import Answer, resolve, window_of
+from prdigest.handlers.scope import Answer, asked_week, resolve, window_of
 from prdigest.storage import coverage
 
 
@@ -42,8 +42,8 @@ def lane_of(req: Request, svc: Services, warm: Collection[Hashable] = ()) -> Lan
     kind = spec(intent.command).lane  # the command's own (handlers/commands.py LaneKind)
     if kind == "fast":
         return FAST
-    if kind == "question":
-        return SLOW if llm else FAST  # without an LLM, a full-text search of the cache
+    if kind == "question" and llm:
+        return SLOW
     if kind == "slow":
         return SLOW  # report: a sync and a whole report
     if ctx.direct:
@@ -67,7 +67,9 @@ def lane_of(req: Request, svc: Services, warm: Collection[Hashable] = ()) -> Lan
             for k in warm
         )  # fmt: skip
         return Lane(slow=not (covered or key in warm), warms=key)
-    window = window_of(intent, ctx, scope, svc)
+    # A question is answered from its period's PRs by their fields (the last week's when it names none), else
+    # by a full-text search of the cache.
+    window = asked_week(intent, ctx, scope, svc) if kind == "question" else window_of(intent, ctx, scope, svc)
     if window is None or coverage.missing(svc.store, scope.repo, window, svc.clock()):
         return SLOW  # days the cache lacks: a source may be read
     if (window.until - window.since).days + 1 > svc.settings.chat.max_sync_days:

@@ -15,7 +15,7 @@ from prdigest.handlers.replies import Reply
 from prdigest.handlers.report_memo import Key, memo_for
 from prdigest.i18n import texts
 from prdigest.models import Lang, Report, Window
-from prdigest.periods import today_in
+from prdigest.periods import default_window, today_in
 from prdigest.pipeline.single import make_report, newest_merged
 from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
@@ -109,6 +109,11 @@ def window_of(intent: Intent, ctx: Context, scope: Scope, svc: Services) -> Wind
     if intent.window is None and intent.period is None and thread is not None and thread.repo == scope.repo:
         return Window(since=thread.since, until=thread.until, tz=thread.tz)
     return intent.window_in(today_in(svc.clock(), scope.tz), scope.tz)
+
+
+def asked_week(intent: Intent, ctx: Context, scope: Scope, svc: Services) -> Window:
+    """The PRs a question is answered from by their fields: its period, else the last complete week."""
+    return window_of(intent, ctx, scope, svc) or default_window(today_in(svc.clock(), scope.tz), scope.tz)
 
 
 def week_report(

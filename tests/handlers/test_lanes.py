@@ -189,6 +189,8 @@ def test_lanes_of_commands(week: Store, llm: HangingLLM) -> None:
     assert lane_of(request("report", CTX), plain).slow  # a sync and a whole report
     assert lane_of(request("ask what changed?", CTX), with_llm).slow
     assert not lane_of(request("ask what changed?", CTX), plain).slow  # a search of the cache
+    # A question is answered from its week's PRs first: a week the cache lacks may read the source.
+    assert lane_of(request("what did the team merge in 2025-W10?", CTX), plain).slow
     assert lane_of(request("the weather is nice today", CTX), with_llm).slow  # routed by the LLM
     assert not lane_of(request("risks", CTX), plain).slow
     assert not lane_of(request("explain #4107", CTX), plain).slow
