@@ -17,7 +17,8 @@ REVIEW_WORDS = words(
     r"\bwho(?:'s|’s)?\s+(?:\w+\s+){0,2}?(?:reviews|reviewed|reviewing|approved|approves)\b",
     r"\bcarr(?:y|ies|ied)\s+(?:the\s+)?reviews?\b", r"\b(?:most|many|more|fewest)\s+reviews\b",
     r"\bwho\b[^?.]{0,30}\b(?:code\s+)?review(?:s|ing|ed)?\b",
-    r"评审(?:者|人|负担|量|最多|情况|工作)", r"谁.{0,6}(?:评审|审查|审核|review|approve)", "审查最多",
+    r"评审(?:者|人|负担|量|最多|情况|工作)", "审查最多",
+    r"谁.{0,6}(?:评审|审查|审核|审的|审了|审过|review|approve)",
 )  # fmt: skip
 
 

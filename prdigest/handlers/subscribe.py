@@ -65,7 +65,7 @@ def describe(sub: Subscription, lang: str) -> str:
 
 @command(
     "subscribe", en=("subscribe",), zh=("订阅",), order=100, admin=True, leads=True, lane="fast",
-    said=words(r"\bsubscribe\b|订阅"), specific=3,
+    said=words(r"\bsubscribe\b|订阅", r"每周.{0,10}(?:推|发)(?:送|给)?"), specific=3,
 )  # fmt: skip
 def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     _, sub, lang = _admin_args(intent, ctx, svc)
@@ -101,7 +101,8 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
         r"\b(?:stop|pause|cancel|end|quit|disable|turn\s+off|switch\s+off)\s+(?:\w+\s+){0,3}?"
         r"(?:posting|sending|pushing|reporting|(?:the\s+)?(?:\w+\s+)?"
         r"(?:reports?|digests?|updates?|subscriptions?|notifications?))\b",
-        r"(?:停止|暂停|取消|关闭|关掉|不要再?|别再?).{0,12}(?:推送|周报|报告|发送|订阅)|(?:别|不要)再?推(?!荐)",
+        r"(?:停止|暂停|取消|关闭|关掉|不要再?|别再?|不(?:用|需要|必)再?).{0,12}(?:推送|周报|报告|发送|订阅)"
+        r"|(?:别|不要)再?推(?!荐)|订阅.{0,6}(?:取消|停掉|关掉|去掉)",
     ),
 )  # fmt: skip
 def unsubscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:

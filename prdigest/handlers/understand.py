@@ -50,7 +50,7 @@ _UNSILENCE = re.compile(
 _ALONE = re.compile(r"#?\d{1,9}")
 # "can you …", "please …": a request, not a question.
 _POLITE = re.compile(r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)", re.I)
-_GLUED = re.compile(r"\b(top|explain)(\d{1,9})\b", re.I)  # "top3", "explain2301"
+_GLUED = re.compile(r"\b(top|explain)(\d{1,9})(?![A-Za-z0-9_])", re.I)  # "top3", "explain2301"
 
 
 # A message that says no more than "the PRs merged" (and a period) asks for that period's report: "PRs
@@ -102,7 +102,7 @@ _PR = re.compile(
 _BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9_#.:/-])(\d{1,9})(?![A-Za-z0-9_.:/-])")
 # A count: digits anywhere, a number word after "top", "前三", "三个".
 _COUNT = re.compile(
-    rf"(?<![\w#.:/-])(?P<n>\d{{1,9}})(?![\w.:/-])|\btop\s+(?P<w>{EN_NUMBER})\b"
+    rf"(?<![A-Za-z0-9_#.:/-])(?P<n>\d{{1,9}})(?![A-Za-z0-9_.:/-])|\btop\s+(?P<w>{EN_NUMBER})\b"
     rf"|前\s*(?P<zn>{ZH_NUMBER})|(?P<zc>{ZH_NUMBER})\s*个",
     re.I,
 )

@@ -46,6 +46,7 @@ TOP_WORDS = words(
     r"\btop\b", r"\bmost important\b", r"\b(?:biggest|largest|key|major|notable|significant|main)\s+"
     r"(?:prs?|pull requests?|changes?|merges?)\b", r"\bhighlights?\b", r"\bimportant\b",
     "重点", "重要", "最大的", "关键", "亮点", r"主要的?(?:PR|改动|变更|变化)",
+    r"前\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*(?:个|名|大)?(?!\s*(?:天|日|周|星期|个?月|年|季度))",
 )
 REPORT_WORDS = words(
     r"\breports?\b", r"\bdigest\b", r"\bsummar(?:y|ies|i[sz]e)\b", r"\brecap\b", r"\boverview\b",

@@ -38,7 +38,8 @@ def _relative(pattern: str) -> Callable[[Callable[[re.Match[str], date], Span]],
     return register
 
 
-@_relative(r"(?<![\w-])(?:(?P<y>\d{4})\s*-?\s*)?W(?P<w>\d{1,2})\b|\bweek\s+(?P<w2>\d{1,2})\b"
+# Digits and letters end where Chinese begins: "W32的风险", "Q3的报告".
+@_relative(r"(?<![A-Za-z0-9_-])(?:(?P<y>\d{4})\s*-?\s*)?W(?P<w>\d{1,2})(?![A-Za-z0-9_])|\bweek\s+(?P<w2>\d{1,2})\b"
            r"|(?:(?P<y3>\d{4})\s*年\s*)?第\s*(?P<w3>\d{1,2})\s*周")  # fmt: skip
 def _iso_week(m: re.Match[str], today: date) -> Span:
     week = int(m.group("w") or m.group("w2") or m.group("w3"))
@@ -167,7 +168,8 @@ def bare_weekday(text: str) -> int | None:
 
 
 @_relative(
-    r"\bQ(?P<q>[1-4])(?:\s*(?P<y>\d{4}))?\b|\b(?P<y2>\d{4})\s*-?\s*Q(?P<q2>[1-4])\b"
+    r"(?<![A-Za-z0-9_])Q(?P<q>[1-4])(?:\s*(?P<y>\d{4}))?(?![A-Za-z0-9_])"
+    r"|(?<![A-Za-z0-9_])(?P<y2>\d{4})\s*-?\s*Q(?P<q2>[1-4])(?![A-Za-z0-9_])"
     r"|第(?P<zq>[一二三四1-4])季度"
 )
 def _quarter(m: re.Match[str], today: date) -> Span:
