@@ -14,6 +14,7 @@ from prdigest.subscription import weekday
 # Every repository of an owner: "org:acme" (a full-width colon too, as a Chinese keyboard types it).
 _OWNER = re.compile(r"^org[:：](?P<owner>.*)$", re.I)
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
+_TIME_12 = re.compile(r"^(\d{1,2})(?::(\d{2}))?([ap])\.?m\.?$", re.I)  # "9am", "5:30pm"
 _DAYS_ZH: dict[str, Weekday] = {
     "周一": "mon",
     "周二": "tue",
@@ -53,6 +54,12 @@ def read_args(text: str) -> Args:
         low = token.lower()
         if match := _TIME.match(token):
             args.time = clock_time(int(match.group(1)), int(match.group(2)))
+        elif match := _TIME_12.match(token):
+            if not 1 <= int(match.group(1)) <= 12:
+                message = f"{token} is not a time of day (use HH:MM, e.g. 09:30)"
+                raise UsageError(message, "err_time", text=token)
+            hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
+            args.time = clock_time(hour, int(match.group(2) or 0))
         elif (day := weekday(low[:3])) is not None and low.isalpha() and len(low) <= 9:
             args.day = day
         elif token in _DAYS_ZH:

@@ -64,7 +64,7 @@ def describe(sub: Subscription, lang: str) -> str:
 
 
 @command(
-    "subscribe", en=("subscribe",), zh=("订阅",), order=100, admin=True, leads=True, lane="fast",
+    "subscribe", en=("subscribe", "sub"), zh=("订阅",), order=100, admin=True, leads=True, lane="fast",
     said=words(r"\bsubscribe\b|订阅", r"每周.{0,10}(?:推|发)(?:送|给)?"), specific=3,
 )  # fmt: skip
 def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
@@ -95,7 +95,7 @@ def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
 
 
 @command(
-    "unsubscribe", en=("unsubscribe",), zh=("取消订阅", "退订"), order=110, admin=True, leads=True,
+    "unsubscribe", en=("unsubscribe", "unsub"), zh=("取消订阅", "退订"), order=110, admin=True, leads=True,
     lane="fast", specific=2, said=words(
         r"\bunsubscribe\b|取消订阅|退订",
         r"\b(?:stop|pause|cancel|end|quit|disable|turn\s+off|switch\s+off)\s+(?:\w+\s+){0,3}?"

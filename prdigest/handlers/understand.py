@@ -134,7 +134,8 @@ def understand(text: str) -> Intent:
     lang = next((asked for asked, words in _ASKED_LANG if words.search(text)), lang)
     period = find_period(text)
     rest = without(text, period)
-    pr = _pr(rest, bare=_explaining(rest, leading) or _ALONE.fullmatch(rest.strip()) is not None)
+    alone = _ALONE.fullmatch(rest.strip()) is not None
+    pr = _pr(rest, bare=_explaining(rest, leading) or alone or _names_a_pr(rest))
     if pr is not None:
         return Intent("explain", lang, pr=pr, repo=_repo(rest))
     name = _topic(rest) if leading is None else _sharper(leading[0], rest)
@@ -176,6 +177,15 @@ def _pr(text: str, bare: bool) -> int | None:
     if (bare or _EXPLAIN.search(text)) and (match := _BARE_NUMBER.search(text)):
         return pr_number(match.group(1))
     return None
+
+
+def _names_a_pr(text: str) -> bool:
+    """A question about a number of three digits or more that is no year ("why is 2301 flagged?")."""
+    match = _BARE_NUMBER.search(text)
+    if match is None or _QUESTION.search(text) is None:
+        return False
+    number = match.group(1)
+    return len(number) >= 3 and not (len(number) == 4 and 1970 <= int(number) <= 2100)
 
 
 def _explaining(text: str, leading: tuple[str, str] | None) -> bool:

@@ -50,7 +50,8 @@ TOP_WORDS = words(
 )
 REPORT_WORDS = words(
     r"\breports?\b", r"\bdigest\b", r"\bsummar(?:y|ies|i[sz]e)\b", r"\brecap\b", r"\boverview\b",
-    r"\bweekly\b", r"\bwhat (?:happened|is new)\b", r"\bwhat'?s new\b", r"\bnews\b",
+    r"\bweekly\b", r"\bwhat (?:happened|is new)\b", r"\bwhat'?s new\b", r"\bnews\b", r"\brundown\b",
+    r"\btl;?dr\b", r"\bstate of (?:things|play|affairs)\b", r"^how\s+(?:was|were|did)\b[^?]{0,12}[?？]?\s*$",
     "报告", "周报", "月报", "总结", "汇总", "概况", "概览", "发生了什么", "有什么变化",
     r"\bhow many\b.*\b(?:prs|pull requests|merged)\b", r"(?:多少|几)\s*个?\s*PR",
 )

@@ -189,6 +189,15 @@ def _last_quarter(m: re.Match[str], today: date) -> Span:
     return month_span(*months_back(today, (today.month - 1) % 3 + 3), count=3)
 
 
+@_relative(
+    r"\b(?:in|for|during|of)\s+(?P<y>(?:19|20)\d\d)\b(?!\s*[-/.年])|(?<!\d)(?P<zy>(?:19|20)\d\d)\s*年(?!\s*\d)"
+)
+def _named_year(m: re.Match[str], today: date) -> Span:
+    """ "in 2025", "2025年": the year, up to today."""
+    year = int(m.group("y") or m.group("zy"))
+    return clip((date(year, 1, 1), date(year, 12, 31)), today)
+
+
 @_relative(r"\b(?:this|current)\s+year\b|今年|本年")
 def _this_year(m: re.Match[str], today: date) -> Span:
     return date(today.year, 1, 1), today

@@ -12,7 +12,9 @@ from conftest import commit, new_repo
 from fakes.github_api import TOKEN, FakeFile, FakeGitHub, FakeRepo
 
 from prdigest.config import load_settings
+from prdigest.errors import UsageError
 from prdigest.handlers import Context, Services, handle
+from prdigest.handlers.args import read_args
 from prdigest.handlers.understand import understand
 from prdigest.sources.git.source import GitSource
 from prdigest.sources.registry import source_factory
@@ -49,6 +51,8 @@ ADMIN = Context(platform="console", chat_id="console", user_id="me")
         ("谁评审最多", "reviewers"),
         ("what got merged on Monday?", "report"),  # only what was merged: the period's report
         ("rsks", "help"),  # a misspelt command alone is help suggesting it
+        ("what happened in 2025?", "report"),  # a year, not a PR
+        ("sub acme/api every friday 9am", "subscribe"),
     ],
 )
 def test_sentences_read_as_meant(text: str, command: str) -> None:
@@ -60,6 +64,9 @@ def test_sentences_read_as_meant(text: str, command: str) -> None:
     [
         ("expalin 1750", "explain", 1750),  # the number leaves no doubt
         ("explian #1750", "explain", 1750),
+        ("why is 2301 flagged?", "explain", 2301),  # a number no year can be, in a question
+        ("2301", "explain", 2301),
+        ("PR2301干了啥", "explain", 2301),
         ("ignore no_tests for 1750", "dismiss", 1750),
         ("dismiss #1750 no_tests", "dismiss", 1750),
         ("忽略 1750 no_tests", "dismiss", 1750),
@@ -131,3 +138,21 @@ def test_a_rule_silenced_in_words_is_muted(store: Store) -> None:
     assert reply.lang == "zh" and list_subscriptions(store, "console", "console")[0].muted == ["no_tests"]
     handle("show no_tests again", ADMIN, _services(store))
     assert list_subscriptions(store, "console", "console")[0].muted == []
+
+
+@pytest.mark.parametrize(
+    ("words", "day", "time"),
+    [
+        ("to acme/api every friday 9am", "fri", "09:00"),
+        ("acme/api 5:30pm", None, "17:30"),
+        ("acme/api 12am", None, "00:00"),
+    ],
+)
+def test_a_twelve_hour_time_is_read(words: str, day: str | None, time: str) -> None:
+    args = read_args(words)
+    assert (args.day, args.time, args.repos) == (day, time, ["acme/api"])
+
+
+def test_a_twelve_hour_time_out_of_range_is_said() -> None:
+    with pytest.raises(UsageError, match="13pm is not a time of day"):
+        read_args("acme/api 13pm")

@@ -32,6 +32,11 @@ FRIDAY = date(2026, 9, 18)
         # any two periods joined
         ("W32 to W34", WEDNESDAY, "2026-08-03", "2026-08-23"),
         ("last week and this week", WEDNESDAY, "2026-09-07", "2026-09-16"),
+        # a year, said as one
+        ("what happened in 2025?", WEDNESDAY, "2025-01-01", "2025-12-31"),
+        ("2026年的报告", WEDNESDAY, "2026-01-01", "2026-09-16"),  # up to today
+        ("W32的风险", WEDNESDAY, "2026-08-03", "2026-08-09"),  # letters and digits end where Chinese begins
+        ("Q2的报告", WEDNESDAY, "2026-04-01", "2026-06-30"),
     ],
 )
 def test_ranges(text: str, today: date, since: str, until: str) -> None:
