@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from prdigest.config import REPO_NAME
 from prdigest.errors import UsageError
 from prdigest.models import Lang, Weekday, zone
+from prdigest.periods import number
 from prdigest.subscription import weekday
 
 # Every repository of an owner: "org:acme" (a full-width colon too, as a Chinese keyboard types it).
@@ -24,6 +25,12 @@ _DAYS_ZH: dict[str, Weekday] = {
     "周六": "sat",
     "周日": "sun",
 }
+# A day and a time inside a Chinese sentence: "周五", "星期一"; "早上十点", "下午3点半", "9点30分".
+_ZH_DAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_TIME = re.compile(
+    r"(?P<part>早上|上午|中午|下午|晚上)?\s*(?P<hour>\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*点"
+    r"\s*(?P<minute>半|\d{1,2}\s*分?)?"
+)
 MAX_PR_NUMBER = 10**9
 
 
@@ -80,9 +87,21 @@ def read_args(text: str) -> Args:
             raise UsageError(f"{token!r} is not a repository (OWNER/NAME)", "err_repo_name", text=token[:80])
         else:
             args.rest.append(token)
+    _said_in_chinese(text, args)
     if args.repos and args.owner is not None:
         raise UsageError("name repositories or org:OWNER, not both", "err_team_mixed")
     return args
+
+
+def _said_in_chinese(text: str, args: Args) -> None:
+    """A day and a time written inside a Chinese sentence ("每周五早上十点推送"), when no word gave them."""
+    if args.day is None and (day := _ZH_DAY.search(text)):
+        args.day = _DAYS_ZH[f"周{'日' if day.group(1) == '天' else day.group(1)}"]
+    if args.time is None and (at := _ZH_TIME.search(text)):
+        hour, half = number(at.group("hour")), at.group("minute") or ""
+        hour += 12 if at.group("part") in ("下午", "晚上") and hour < 12 else 0
+        minute = 30 if half == "半" else int(half.rstrip("分").strip() or 0)
+        args.time = clock_time(hour, minute)
 
 
 def owner_name(name: str, token: str) -> str:

@@ -156,3 +156,13 @@ def test_a_twelve_hour_time_is_read(words: str, day: str | None, time: str) -> N
 def test_a_twelve_hour_time_out_of_range_is_said() -> None:
     with pytest.raises(UsageError, match="13pm is not a time of day"):
         read_args("acme/api 13pm")
+
+
+@pytest.mark.parametrize(
+    ("words", "day", "time"),
+    [("每周五早上十点推送 acme/api 的周报", "fri", "10:00"), ("acme/api 周三 下午3点半", "wed", "15:30"),
+     ("acme/api 星期天 9点30分", "sun", "09:30")],
+)  # fmt: skip
+def test_a_day_and_time_inside_a_chinese_sentence_are_read(words: str, day: str, time: str) -> None:
+    args = read_args(words)
+    assert (args.day, args.time, args.repos) == (day, time, ["acme/api"])
