@@ -46,6 +46,7 @@ _UNSILENCE = re.compile(
     r"\b(?:unmute|undismiss|un-?ignore|undo|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略",
     re.I,
 )
+_RISKIEST = re.compile(r"\briskiest\b|\bmost\s+(?:risky|dangerous)\b|风险最(?:大|高)的|最危险的", re.I)
 # A message that is a number alone names a PR ("2301").
 _ALONE = re.compile(r"#?\d{1,9}")
 # "can you …", "please …": a request, not a question.
@@ -139,6 +140,8 @@ def understand(text: str) -> Intent:
     if pr is not None:
         return Intent("explain", lang, pr=pr, repo=_repo(rest))
     name = _topic(rest) if leading is None else _sharper(leading[0], rest)
+    if _RISKIEST.search(rest):  # "the riskiest PR": one PR, ranked, not the week's risks
+        return Intent("ask", lang, period=period, question=text, placed=False)
     if name == "explain" and leading is not None and not leading[1]:  # "explain" alone: which PR?
         return Intent("explain", lang)
     if name == "explain" or (name is not None and leading is None and _long_question(rest, lang)):

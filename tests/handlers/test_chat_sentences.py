@@ -52,6 +52,8 @@ ADMIN = Context(platform="console", chat_id="console", user_id="me")
         ("what got merged on Monday?", "report"),  # only what was merged: the period's report
         ("rsks", "help"),  # a misspelt command alone is help suggesting it
         ("what happened in 2025?", "report"),  # a year, not a PR
+        ("风险最高的PR", "ask"),  # one PR ranked by its risks, not the week's risks
+        ("what's the most risky change this week?", "ask"),
         ("sub acme/api every friday 9am", "subscribe"),
     ],
 )
