@@ -32,8 +32,10 @@ _RISK_PHRASES = (
     ("large_low_review", r"\b(?:little|light|no)\s+reviews?\b|\bunreviewed\b|缺少评审|没人评审"),
 )
 _RISK_WORDS = tuple((label, re.compile(words, re.I)) for label, words in _RISK_PHRASES)
+# "The riskiest PR" asks for one PR ranked by its risks (the chat reads it so, not as the week's risks).
+RISKIEST = re.compile(r"\briskiest\b|\bmost\s+(?:risky|dangerous)\b|风险最(?:大|高)|最危险", re.I)
 _RANKS: tuple[tuple[Rank, re.Pattern[str]], ...] = (
-    ("risk", re.compile(r"\briskiest\b|\bmost\s+(?:risky|dangerous)\b|风险最(?:大|高)|最危险", re.I)),
+    ("risk", RISKIEST),
     ("size", re.compile(r"\b(?:biggest|largest)\b|\bmost\s+(?:lines|code)\b|最大|改动最多", re.I)),
     ("importance", re.compile(r"\bmost\s+important\b|\bmost\s+significant\b|最重要", re.I)),
 )

@@ -77,6 +77,7 @@ class CommandSpec:
     said: re.Pattern[str] | None = None
     specific: int = 0
     asked: bool = False  # its words name it in a question too ("which repos does this chat follow?")
+    names_pr: bool = False  # a command that must lead and names a PR: its number is read as explain's is
     lane: LaneKind = "slow"
     # The LLM router's tool: its arguments' model (pydantic) and what it is for; None: never routed.
     tool: type[BaseModel] | None = None

@@ -115,7 +115,7 @@ def _labels(svc: Services, repo: str, pr: PullRequest, lang: Lang) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@command("dismiss", en=("dismiss",), zh=("忽略",), order=140, admin=True, leads=True)
+@command("dismiss", en=("dismiss",), zh=("忽略",), order=140, admin=True, leads=True, names_pr=True)
 def dismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     repo, number, rule, lang, t = _target(intent, ctx, svc)
     pr = svc.store.get_pr(repo, number)
@@ -132,7 +132,7 @@ def dismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     return text_reply("text", lang, text, repo=repo)
 
 
-@command("undismiss", en=("undismiss",), zh=("取消忽略",), order=150, admin=True, leads=True)
+@command("undismiss", en=("undismiss",), zh=("取消忽略",), order=150, admin=True, leads=True, names_pr=True)
 def undismiss(intent: Intent, ctx: Context, svc: Services) -> Reply:
     repo, number, rule, lang, t = _target(intent, ctx, svc)
     removed = delete_dismissal(svc.store, repo, number, rule)

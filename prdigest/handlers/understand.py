@@ -2,13 +2,18 @@
 
 The order of the decision:
 1. an empty message or a greeting is help;
-2. a message that starts with an admin command (subscribe, unsubscribe, subscriptions, mute, unmute,
-   dismiss, undismiss), with `preview`, `ask` or `help`, is that command;
-3. a PR number (`#2126`, `PR 1740`, or a number after an explain word) makes it `explain`;
-4. the words of a command anywhere in a short message ("show me the risks", "who contributed
-   the most", "which files were touched by many PRs"); the most specific one wins;
-5. else a question (a question word, a question mark, a Chinese question particle) is `ask`,
-   a near-miss of a command word is help suggesting it, and anything else is help.
+2. a message that starts with a command that must lead (the admin commands, `preview`, `ask`, `help`:
+   `CommandSpec.leads`) is that command;
+3. a rule silenced or taken back in words ("不要再提示 no_tests 了", "ignore no_tests for 1750") is mute,
+   unmute, dismiss or undismiss; an admin command said in a short sentence that is no question about it
+   ("please stop posting the weekly report here", "which repos does this chat follow?") is that command;
+4. a PR number (`#2126`, `PR 1740`, a number alone, a number after an explain word or a misspelling of
+   it, a number no year can be in a question) makes it `explain`;
+5. "the riskiest PR" is a question; the words of a command anywhere in a short message ("show me the
+   risks", "who contributed the most"); the most specific one wins; a message that only asks what was
+   merged in a period is that period's report;
+6. else a question (a question word, a question mark, a Chinese question particle, PRs said with more
+   words) is `ask`, a near-miss of a command word is help suggesting it, and anything else is help.
 The period is read by `prdigest.periods` wherever it stands, and taken out before the rest.
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from prdigest.analysis.asked import RISKIEST
 from prdigest.analysis.taxonomy import RISK_LABELS
 from prdigest.config.models import REPO_PATTERN
 from prdigest.handlers.args import is_zone, pr_number
@@ -31,8 +37,6 @@ _ASKED_LANG: tuple[tuple[Lang, re.Pattern[str]], ...] = (
     ("en", re.compile(r"\bin english\b|英文|英语", re.I)),
     ("zh", re.compile(r"\bin chinese\b|中文", re.I)),
 )
-# Commands about one PR among the admin ones: their PR number is read as explain's is.
-_ABOUT_A_PR = frozenset({"dismiss", "undismiss"})
 # A rule's name as written (no_tests, no-tests), and the words that silence one or take it back.
 _RULE_WORD = re.compile(r"(?<![\w-])([A-Za-z]+(?:[_-][A-Za-z]+)+)(?![\w-])")
 _SILENCE = re.compile(
@@ -46,7 +50,6 @@ _UNSILENCE = re.compile(
     r"\b(?:unmute|undismiss|un-?ignore|undo|resume|restore|bring\s+back|again)\b|恢复|重新|取消静音|取消忽略",
     re.I,
 )
-_RISKIEST = re.compile(r"\briskiest\b|\bmost\s+(?:risky|dangerous)\b|风险最(?:大|高)的|最危险的", re.I)
 # A message that is a number alone names a PR ("2301").
 _ALONE = re.compile(r"#?\d{1,9}")
 # "can you …", "please …": a request, not a question.
@@ -126,7 +129,7 @@ def understand(text: str) -> Intent:
             return Intent("ask", lang, period=find_period(rest), question=rest)
         if only == "help":
             return Intent("help", lang)
-        pr = _pr(rest, bare=True) if only in _ABOUT_A_PR else None
+        pr = _pr(rest, bare=True) if spec(only).names_pr else None
         return Intent(only, lang, pr=pr, repo=_repo(rest), args=rest)
     if (noise := _noise(text, lang)) is not None:
         return noise
@@ -140,7 +143,7 @@ def understand(text: str) -> Intent:
     if pr is not None:
         return Intent("explain", lang, pr=pr, repo=_repo(rest))
     name = _topic(rest) if leading is None else _sharper(leading[0], rest)
-    if _RISKIEST.search(rest):  # "the riskiest PR": one PR, ranked, not the week's risks
+    if RISKIEST.search(rest):  # "the riskiest PR": one PR, ranked, not the week's risks
         return Intent("ask", lang, period=period, question=text, placed=False)
     if name == "explain" and leading is not None and not leading[1]:  # "explain" alone: which PR?
         return Intent("explain", lang)
