@@ -29,7 +29,8 @@ _DAYS_ZH: dict[str, Weekday] = {
 _ZH_DAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
 # Spaces are bounded: a search starting anywhere in a run of them reads a few (linear time).
 _ZH_TIME = re.compile(
-    r"(?:(?P<part>早上|上午|中午|下午|晚上)\s{0,3})?(?P<hour>\d{1,2}|[零一二两三四五六七八九十]{1,3})\s{0,3}点"
+    r"(?:(?P<part>早上|上午|中午|下午|晚上)\s{0,3})?"
+    r"(?P<hour>\d{1,2}|[一二两]?十[一二三四五六七八九]?|[零一二两三四五六七八九])\s{0,3}点"
     r"(?:\s{0,3}(?P<minute>半|\d{1,2}\s{0,3}分?))?"
 )
 MAX_PR_NUMBER = 10**9

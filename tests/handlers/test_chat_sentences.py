@@ -168,3 +168,14 @@ def test_a_twelve_hour_time_out_of_range_is_said() -> None:
 def test_a_day_and_time_inside_a_chinese_sentence_are_read(words: str, day: str, time: str) -> None:
     args = read_args(words)
     assert (args.day, args.time, args.repos) == (day, time, ["acme/api"])
+
+
+@pytest.mark.parametrize("words", ["acme/api 零零零点", "acme/api 九九点", "acme/api 十十十点"])
+def test_a_garbled_chinese_time_never_fails(words: str) -> None:
+    args = read_args(words)  # a numeral that is no hour reads its last good part, or none
+    assert args.repos == ["acme/api"] and (args.time is None or args.time.endswith(":00"))
+
+
+def test_a_chinese_hour_past_the_day_is_said() -> None:
+    with pytest.raises(UsageError, match="25:00 is not a time of day"):
+        read_args("acme/api 二十五点")
