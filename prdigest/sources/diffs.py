@@ -38,6 +38,16 @@ class _File:
     rest: list[str] = field(default_factory=list)  # changed lines past the cap, read for evidence only
 
 
+def file_sections(patch: str) -> list[str]:
+    """The patch's sections, one a file, each from its "diff --git" line on (text before the first is no
+    file's): split at C speed, where a line-by-line reading would cost a Python step per line."""
+    start = 0 if patch.startswith("diff --git") else patch.find("\ndiff --git") + 1
+    if start == 0 and not patch.startswith("diff --git"):
+        return []
+    parts = patch[start:].split("\ndiff --git")
+    return [parts[0], *["diff --git" + part for part in parts[1:]]]
+
+
 def _files(patch: str, limit: int) -> list[_File]:
     """The patch's files; no file keeps more than ``limit`` changed lines (no excerpt shows more)."""
     files: list[_File] = []

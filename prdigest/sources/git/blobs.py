@@ -4,11 +4,14 @@ PR changed are read from (sources/options/reader.py)."""
 from __future__ import annotations
 
 import subprocess
+from collections import OrderedDict
 from pathlib import Path
 
 from prdigest.errors import SourceError
 from prdigest.sources.options import MAX_BLOB
 from prdigest.sources.options.reader import OptionReader
+
+KEPT_BYTES = 16 << 20  # texts kept by blob id: a file's text after one commit is its text before the next
 
 
 class Blobs(OptionReader):
@@ -19,8 +22,34 @@ class Blobs(OptionReader):
         self.path = path
         self.config = config  # ``-c`` options, such as the log walks' bounds on mapped packs
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ids: dict[str, str] = {}
+        self._texts: OrderedDict[str, str | None] = OrderedDict()
+        self._kept = 0
+
+    def expect(self, ids: dict[str, str]) -> None:
+        """The blobs the next reads name (``<commit>:<path>``: its blob id), as the walk gave them: a text
+        already read under its id is not read again."""
+        self._ids = ids
 
     def text(self, spec: str) -> tuple[str, str] | None:
+        if spec in self._ids:
+            oid = self._ids[spec]
+            if oid not in self._texts:
+                found = self._read(oid)
+                self._keep(oid, found[1] if found is not None else None)
+            else:
+                self._texts.move_to_end(oid)
+            content = self._texts[oid]
+            return None if content is None else (oid, content)
+        return self._read(spec)
+
+    def _keep(self, oid: str, content: str | None) -> None:
+        self._texts[oid] = content
+        self._kept += len(content or "")
+        while self._kept > KEPT_BYTES and len(self._texts) > 1:
+            self._kept -= len(self._texts.popitem(last=False)[1] or "")
+
+    def _read(self, spec: str) -> tuple[str, str] | None:
         proc = self._start()
         assert proc.stdin is not None and proc.stdout is not None
         try:

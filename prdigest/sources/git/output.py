@@ -9,6 +9,7 @@ import queue
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO
 
 from prdigest.errors import SourceError
@@ -88,11 +89,22 @@ def records(blocks: Iterator[bytes]) -> Iterator[str]:
 _STATUS: dict[str, FileStatus] = {
     "A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"
 }  # fmt: skip
+_NO_BLOB = "0" * 40
 
 
-def numstat_changes(tokens: list[str]) -> list[FileChange]:
-    """Parse `--raw --numstat -z` output: raw entries give the status, numstat the line counts."""
+@dataclass
+class BlobIds:
+    """A file's blob ids before and after its commit (None: absent on that side)."""
+
+    before: str | None
+    after: str | None
+
+
+def numstat_changes(tokens: list[str]) -> tuple[list[FileChange], dict[str, BlobIds]]:
+    """Parse `--raw --no-abbrev --numstat -z` output: raw entries give the status and the blob ids (by path
+    after), numstat the line counts."""
     status: dict[str, tuple[FileStatus, str | None]] = {}
+    blobs: dict[str, BlobIds] = {}
     counts: dict[str, tuple[int | None, int | None]] = {}
     order: list[str] = []
     i = 0
@@ -102,15 +114,17 @@ def numstat_changes(tokens: list[str]) -> list[FileChange]:
             i += 1
             continue
         if token.startswith(":"):
-            letter = token.split()[-1][0]
+            _, _, before, after, letters = token.split()
+            letter = letters[0]
             if letter in "RC":
-                old, new = tokens[i + 1], tokens[i + 2]
-                status[new] = (_STATUS[letter], old)
+                old, path = tokens[i + 1], tokens[i + 2]
+                status[path] = (_STATUS[letter], old)
                 i += 3
             else:
                 path = tokens[i + 1]
                 status[path] = (_STATUS.get(letter, "modified"), None)
                 i += 2
+            blobs[path] = BlobIds(*(None if oid == _NO_BLOB else oid for oid in (before, after)))
             continue
         added, deleted, path = token.split("\t", 2)
         if not path:  # a rename: the old and the new path follow
@@ -129,4 +143,4 @@ def numstat_changes(tokens: list[str]) -> list[FileChange]:
                 path=path, additions=additions, deletions=deletions, status=kind, previous_path=previous
             )
         )
-    return files
+    return files, blobs

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from prdigest.config.repo_file import FILE_NAME
 from prdigest.errors import SourceError
 from prdigest.i18n import texts
-from prdigest.models import FileChange, PullRequest, Window
+from prdigest.models import FileChange, OptionChanges, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
-from prdigest.sources.git.output import numstat_changes, stream_records
+from prdigest.sources.git.output import BlobIds, numstat_changes, stream_records
 from prdigest.sources.options.patch import Touched, defining_files
 from prdigest.sources.parsing import excerpt, references
 
@@ -64,6 +64,7 @@ class _Commit:
     files: list[FileChange] = field(default_factory=list)
     # The files whose removed lines could define an option, with the lines the commit changed there.
     defining: dict[str, Touched] = field(default_factory=dict)
+    blobs: dict[str, BlobIds] = field(default_factory=dict)  # each file's blob ids, by its path after
 
 
 class GitSource(Source):
@@ -267,11 +268,13 @@ class GitSource(Source):
         """Each first-parent commit with its files and its diff excerpt.
 
         Two git processes walk the same commits side by side (one per core), read in step, so no more
-        than one commit's patch is held at a time: one gives each file's status and numstat line counts,
-        the other the `-U0` patch the excerpt is cut from. (One process could give both, but numstat then
-        counts the `-U0` diff, which on real histories differs for about one commit in a hundred from
-        the counts every other reader of the repository sees.)"""
-        changes = self._log(f"--format={_FORMAT}", "--raw", "--numstat", "-z", "-M", *filters, self.ref)
+        than one commit's patch is held at a time: one gives each file's status, blob ids and numstat line
+        counts, the other the `-U0` patch the excerpt is cut from. (One process could give both, but
+        numstat then counts the `-U0` diff: git trims a file's unchanged tail before it diffs without
+        context, which on real histories aligns about one commit in a hundred differently from the counts
+        every other reader of the repository sees.)"""
+        raw = ("--raw", "--no-abbrev", "--numstat", "-z", "-M")
+        changes = self._log(f"--format={_FORMAT}", *raw, *filters, self.ref)
         for chunk, excerpted in zip_longest(changes, self._excerpts(*filters)):
             if chunk is None or excerpted is None:
                 raise SourceError(f"git log gave two different histories of {self.path}: read it again")
@@ -279,7 +282,7 @@ class GitSource(Source):
             commit = _header(header)
             if excerpted[0] != commit.sha:
                 raise SourceError(f"git log gave two different histories of {self.path}: read it again")
-            commit.files = numstat_changes(rest.lstrip("\n").split("\0"))
+            commit.files, commit.blobs = numstat_changes(rest.lstrip("\n").split("\0"))
             commit.defining = excerpted[2]
             yield commit, excerpted[1]
 
@@ -347,9 +350,7 @@ class GitSource(Source):
             related=related,
             url=f"{self.web_url}/pull/{number}" if self.web_url and number else None,
             source="git",
-            options=blobs.changes(c.sha, c.parents[0] if c.parents else None, c.files, c.defining)
-            if blobs
-            else None,
+            options=_options(blobs, c) if blobs else None,
         )
 
 
@@ -363,6 +364,21 @@ def _header(header: str) -> _Commit:
         committed_at=datetime.fromisoformat(committed),
         message=message,
     )
+
+
+def _options(blobs: Blobs, c: _Commit) -> OptionChanges:
+    """What the commit changed of the options its files expose, their texts read by the blob ids its walk
+    gave (a blob two commits share is read once)."""
+    parent = c.parents[0] if c.parents else None
+    ids: dict[str, str] = {}
+    for f in c.files:
+        blob = c.blobs.get(f.path)
+        if blob is not None and blob.after is not None:
+            ids[f"{c.sha}:{f.path}"] = blob.after
+        if blob is not None and blob.before is not None and parent is not None:
+            ids[f"{parent}:{f.previous_path or f.path}"] = blob.before
+    blobs.expect(ids)
+    return blobs.changes(c.sha, parent, c.files, c.defining)
 
 
 def _named(commit: _Commit) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from prdigest.sources.diffs import file_sections
 from prdigest.sources.options import is_definition
 from prdigest.sources.options.files import is_config_file
 
@@ -51,25 +52,29 @@ class _Hunk:
 
 
 def pairs(line: str) -> set[tuple[str, str]]:
-    """The option-like (name, value) pairs a line of Python names."""
+    """The option-like (name, value) pairs a line of Python names. Each pattern runs only on a line that
+    holds what it needs (most lines of code hold none of it)."""
+    indented = line[:1].isspace()
     if not (
         "--" in line
         or "env" in line
-        or "def" in line  # a signature, a default=
-        or (line[:1].isspace() and (":" in line or ("=" in line and "," in line)))  # a field, an argument
+        or "def" in line
+        or (indented and (":" in line or ("=" in line and "," in line)))
     ):
-        return set()  # what each pattern below needs: most lines of code have none of it
-    found = {(flag, "") for flag in _FLAG.findall(line)}
-    found |= {(f"${name}", "") for name in _ENV.findall(line)}
-    signature = _SIGNATURE.search(line)
+        return set()
+    found = {(flag, "") for flag in _FLAG.findall(line)} if "--" in line else set()
+    if "env" in line:
+        found |= {(f"${name}", "") for name in _ENV.findall(line)}
+    signature = _SIGNATURE.search(line) if "def" in line else None
     if signature:
         found |= {(name, value.strip()) for name, value in _PARAM.findall(signature.group(1))}
-    else:
+    elif indented:
         for pattern in (_FIELD, _ARGUMENT):
             m = pattern.match(line)
             if m:
                 found.add((m.group(1), (m.group(2) or "").strip()))
-    found |= {("default", value.strip()) for value in _DEFAULT.findall(line)}
+    if "default" in line:
+        found |= {("default", value.strip()) for value in _DEFAULT.findall(line)}
     return found
 
 
@@ -77,15 +82,17 @@ def defining_files(patch: str) -> dict[str, Touched]:
     """The files of the patch that may have changed an option, with the hunks that may have. Sections of
     other files are skipped whole, and lines are found by regular expressions, not one by one."""
     files: dict[str, list[_Hunk]] = {}
-    sections = list(_SECTION.finditer(patch))
-    for k, section in enumerate(sections):
-        path = section.group("new") or section.group("old")
+    for section in file_sections(patch):
+        first = section.find("\n@@")
+        header = _SECTION.search(section, 0, first) if first >= 0 else None
+        path = header and (header.group("new") or header.group("old"))
         if not path or not is_definition(path):
             continue
-        end = sections[k + 1].start() if k + 1 < len(sections) else len(patch)
-        heads = list(_HUNK.finditer(patch, section.end(), end))
-        for h, head in enumerate(heads):
-            body = patch[head.end() : heads[h + 1].start() if h + 1 < len(heads) else end]
+        for hunk in section[first:].split("\n@@")[1:]:
+            line, _, body = hunk.partition("\n")
+            head = _HUNK.match("@@" + line)
+            if head is None:
+                continue
             spans = (int(head[1]), int(head[2] or 1)), (int(head[3]), int(head[4] or 1))
             files.setdefault(path, []).append(
                 _Hunk(*spans, removed=_REMOVED.findall(body), added=_ADDED.findall(body))
@@ -95,10 +102,12 @@ def defining_files(patch: str) -> dict[str, Touched]:
         if is_config_file(name):
             picked = [h for h in hunks if h.removed]
         elif name.endswith(".py"):
-            gone = [(h, {p for line in h.removed for p in pairs(line)}) for h in hunks]
+            # A removed line the file adds again names nothing it lost: its pairs are among the added ones.
+            added = {line for h in hunks for line in h.added}
+            gone = [(h, {p for line in h.removed if line not in added for p in pairs(line)}) for h in hunks]
             if not any(found for _, found in gone):
                 continue
-            again = {p for h in hunks for line in h.added for p in pairs(line)}
+            again = {p for line in added for p in pairs(line)}
             picked = [h for h, found in gone if found - again]
         else:
             continue
