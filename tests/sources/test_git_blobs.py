@@ -21,16 +21,23 @@ FLAGS += "".join(f"p.add_argument('--opt{n}', default={n})\n" for n in range(20)
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What `git cat-file` is asked for."""
-    asked: list[str] = []
-    read = Blobs._read
+    """What `git cat-file` answered: the blob id of each text asked for by id, the name of each asked for
+    by name."""
+    answered: list[str] = []
+    asked_by_name = Blobs._read
+    keep = Blobs._keep
 
-    def counted(self: Blobs, spec: str) -> tuple[str, str] | None:
-        asked.append(spec)
-        return read(self, spec)
+    def by_name(self: Blobs, spec: str) -> tuple[str, str] | None:
+        answered.append(spec)
+        return asked_by_name(self, spec)
 
-    monkeypatch.setattr(Blobs, "_read", counted)
-    return asked
+    def kept(self: Blobs, oid: str, content: str | None) -> None:
+        answered.append(oid)
+        keep(self, oid, content)
+
+    monkeypatch.setattr(Blobs, "_read", by_name)
+    monkeypatch.setattr(Blobs, "_keep", kept)
+    return answered
 
 
 def test_a_blob_two_commits_share_is_read_once(tmp_path: Path, reads: list[str]) -> None:

@@ -31,6 +31,26 @@ class Blobs(OptionReader):
         already read under its id is not read again."""
         self._ids = ids
 
+    def prefetch(self, specs: list[str]) -> None:
+        """The texts of the walk's blobs among ``specs`` not kept yet, asked for in one write: git answers
+        them in order while none waits on a round trip of its own (a commit asks for at most 80: the
+        requests fit the pipe, so neither side blocks on the other)."""
+        wanted = list(
+            dict.fromkeys(oid for spec in specs if (oid := self._ids.get(spec)) and oid not in self._texts)
+        )
+        if not wanted:
+            return
+        proc = self._start()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(b"".join(oid.encode() + b"\n" for oid in wanted))
+            proc.stdin.flush()
+        except OSError as exc:
+            raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None
+        for oid in wanted:
+            found = self._answer()
+            self._keep(oid, found[1] if found is not None else None)
+
     def text(self, spec: str) -> tuple[str, str] | None:
         if spec in self._ids:
             oid = self._ids[spec]
@@ -51,10 +71,19 @@ class Blobs(OptionReader):
 
     def _read(self, spec: str) -> tuple[str, str] | None:
         proc = self._start()
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
         try:
             proc.stdin.write(spec.encode() + b"\n")
             proc.stdin.flush()
+        except OSError as exc:
+            raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None
+        return self._answer()
+
+    def _answer(self) -> tuple[str, str] | None:
+        """git's answer to the next request: (blob id, text), or None (missing, not a blob, too large)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        proc = self._proc
+        try:
             header = proc.stdout.readline().decode(errors="replace").split()
         except OSError as exc:
             raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None

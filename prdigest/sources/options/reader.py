@@ -27,6 +27,9 @@ class OptionReader(ABC):
     def text(self, spec: str) -> tuple[str, str] | None:
         """(blob id, text) of ``<commit>:<path>``; None when it is absent, not a file or too large."""
 
+    def prefetch(self, specs: list[str]) -> None:  # noqa: B027 - a reader that asks one at a time keeps it
+        """Ask for the texts ``specs`` name at once, where a reader can: the reads that follow find them."""
+
     def options(self, commit: str, path: str, spans: list[tuple[int, int]] | None) -> dict[str, str] | None:
         """The options ``path`` exposes at ``commit``, in the top-level blocks ``spans`` touch (None: the
         whole file); None when it is not there."""
@@ -57,6 +60,10 @@ class OptionReader(ABC):
         may have gone."""
         definitions = [f for f in files if is_definition(f.path) or is_definition(f.previous_path or "")]
         first = [f for f in definitions if f.path in defining or f.status == "removed"][:MAX_FILES]
+        self.prefetch(
+            [f"{parent}:{f.previous_path or f.path}" for f in first if parent and f.status != "added"]
+            + [f"{commit}:{f.path}" for f in first if f.status != "removed"]
+        )
         sides = [self._sides(commit, parent, f, defining.get(f.path)) for f in first]
         found = option_changes(sides)
         if all(k.startswith("param:") for k in found.removed):
