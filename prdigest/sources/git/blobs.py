@@ -82,15 +82,15 @@ class Blobs(OptionReader):
     def _answer(self) -> tuple[str, str] | None:
         """git's answer to the next request: (blob id, text), or None (missing, not a blob, too large)."""
         assert self._proc is not None and self._proc.stdout is not None
-        proc = self._proc
+        stdout = self._proc.stdout
         try:
-            header = proc.stdout.readline().decode(errors="replace").split()
+            header = stdout.readline().decode(errors="replace").split()
         except OSError as exc:
             raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None
         if len(header) != 3:  # "<spec> missing", "<spec> ambiguous"
             return None
         oid, kind, size = header[0], header[1], int(header[2])
-        content = proc.stdout.read(size + 1)[:size]  # the content, then a newline
+        content = stdout.read(size + 1)[:size]  # the content, then a newline
         if kind != "blob" or size > MAX_BLOB:
             return None
         return oid, content.decode("utf-8", errors="replace")
