@@ -5,7 +5,7 @@ so it sits below them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 # Dangerous calls in code, each behind the word it needs in lower case (a substring test of the lowered
 # text skips most patterns).
@@ -57,16 +57,34 @@ _SECRET_ENV_NAMES = ("API_KEY", "_TOKEN", "_SECRET", "PASSWORD")
 _Pattern = tuple[str, re.Pattern[str], bool]
 
 
-def _patterns_in(text: str, product: bool) -> tuple[list[_Pattern], bool]:
+# The words of the lowered text that `_patterns_in` asks for (the environment names are upper case).
+_LOWER_WORDS = (*(word for word, _, _ in _DANGEROUS), *_SECRET_KEYS)
+
+
+def _patterns_in(
+    text: str, product: bool, words: Collection[str] | None = None
+) -> tuple[list[_Pattern], bool]:
     """The patterns that match somewhere in a file's lines, and whether a credential does: most files
-    hold none, and their lines are then never read one by one."""
+    hold none, and their lines are then never read one by one. ``words``: `danger_words` of a text that
+    holds this one (only those are looked for)."""
     lowered = text.lower()
-    found = [p for p in _DANGEROUS if p[0] in lowered and (product or not p[2]) and p[1].search(text)]
+    dangerous = _DANGEROUS if words is None else [p for p in _DANGEROUS if p[0] in words]
+    keys = _SECRET_KEYS if words is None else [w for w in _SECRET_KEYS if w in words]
+    names = _SECRET_ENV_NAMES if words is None else [w for w in _SECRET_ENV_NAMES if w in words]
+    found = [p for p in dangerous if p[0] in lowered and (product or not p[2]) and p[1].search(text)]
     secrets = bool(
-        (any(w in lowered for w in _SECRET_KEYS) and _SECRET_LITERAL.search(text))
-        or (any(w in text for w in _SECRET_ENV_NAMES) and _SECRET_FORWARD.search(text))
+        (any(w in lowered for w in keys) and _SECRET_LITERAL.search(text))
+        or (any(w in text for w in names) and _SECRET_FORWARD.search(text))
     )
     return found, secrets
+
+
+def danger_words(text: str) -> frozenset[str]:
+    """The words `_patterns_in` asks for before any pattern, of those the text holds. Of many files' lines
+    joined: none, and no file's lines hold a dangerous call or a credential (most PRs, whose files are then
+    not read one by one); else a file holds only words of these (its words are in the joined text too)."""
+    lowered = text.lower()
+    return frozenset(w for w in _LOWER_WORDS if w in lowered).union(w for w in _SECRET_ENV_NAMES if w in text)
 
 
 def is_comment(line: str) -> bool:
@@ -90,8 +108,11 @@ def holds_danger(text: str) -> bool:
     return bool(patterns or secrets)
 
 
-def dangerous_lines(lines: list[str], product: bool = True) -> Iterator[str]:
-    """The lines, comments aside, that hold a dangerous call or a credential; ``product``: code that ships."""
-    patterns, secrets = _patterns_in("\n".join(lines), product)
+def dangerous_lines(
+    lines: list[str], product: bool = True, words: Collection[str] | None = None
+) -> Iterator[str]:
+    """The lines, comments aside, that hold a dangerous call or a credential; ``product``: code that ships;
+    ``words``: `danger_words` of a text that holds these lines."""
+    patterns, secrets = _patterns_in("\n".join(lines), product, words)
     if patterns or secrets:
         yield from (line for line in lines if not is_comment(line) and _dangerous(line, patterns, secrets))

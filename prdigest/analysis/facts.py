@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
+from typing import TypeVar, cast
 
 from prdigest.analysis.taxonomy import is_core, module_of
 from prdigest.config import Taxonomy
@@ -14,6 +16,8 @@ from prdigest.path_kinds import is_ci, is_dependency, is_doc, is_support, is_tes
 
 # Indentation never reaches past its line, so no line start rescans the blank lines after it.
 _TEMPLATE = re.compile(r"^[^\S\n]*+(#+\s.*|-\s*+\[[ xX]?\]\s*.*|<!--.*?-->|)$", re.M)
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -39,6 +43,16 @@ class Facts:
     diffs: list[FileDiff]
     diff_added: list[str]
     diff_removed: list[str]
+    # What `once` computed: several rules read the same reading of a PR (its options, its product's lines).
+    _memo: dict[Callable[[Facts], object], object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def once(self, compute: Callable[[Facts], T]) -> T:
+        """``compute(self)``, computed by the first rule that asks and then shared: callers only read it."""
+        if compute not in self._memo:
+            self._memo[compute] = compute(self)
+        return cast(T, self._memo[compute])
 
     def diffs_where(self, keep: Callable[[str], bool]) -> list[FileDiff]:
         return [d for d in self.diffs if keep(d.path)]
@@ -106,6 +120,6 @@ def facts(pr: PullRequest, taxonomy: Taxonomy) -> Facts:
         modules=sorted(churn_by_module, key=lambda m: -churn_by_module[m]),
         body=clean_body(pr.body),
         diffs=diffs,
-        diff_added=[line for d in diffs for line in d.added],
-        diff_removed=[line for d in diffs for line in d.removed],
+        diff_added=list(chain.from_iterable(d.added for d in diffs)),
+        diff_removed=list(chain.from_iterable(d.removed for d in diffs)),
     )

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from prdigest.analysis import pr_text
 from prdigest.analysis.facts import Facts, facts
 from prdigest.analysis.risks import rules as risk_rules
-from prdigest.analysis.risks.behaviour import cosmetic
+from prdigest.analysis.risks.behaviour import cosmetic, product_lines
+from prdigest.analysis.risks.common import may_hold
 from prdigest.analysis.risks.rules import Evidence, Finding, quote
 from prdigest.analysis.taxonomy import DEFAULT_TAGS, RISKS, parse_title, tags_for, taxonomy_hash
 from prdigest.config import Taxonomy
@@ -165,6 +166,11 @@ _SEVERE = re.compile(
     r"|out[- ]of[- ]bounds|divergen\w*)\b)"
     r"|\b[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:Error|Exception)\b",  # an exception users hit: FileNotFoundError
 )
+# Every match of _SEVERE holds one of these (lower case), or names an exception: most texts hold neither.
+_SEVERE_WORDS = (
+    "leak", "oom", "out of memory", "crash", "hang", "deadlock", "nan", "data loss", "corrupt", "segfault",
+    "wrong ", "incorrect", "race condition", "bounds", "divergen",
+)  # fmt: skip
 NO_CODE_CAP = 3.0
 SUPPORT_CAP = 3.5
 
@@ -180,10 +186,16 @@ def change_kind(tags: list[str], f: Facts) -> str | None:
 def severity(pr: PullRequest, f: Facts) -> str | None:
     """The worst harm the PR names in its title, body or code comments, if any."""
     for text in (pr.title, f.body):
-        m = _SEVERE.search(text)
-        if m:
-            return m.group(0)
-    m = _SEVERE.search(comments(f.diff_added))  # read last: only when the title and body name no harm
+        harm = _harm_in(text)
+        if harm:
+            return harm
+    return _harm_in(comments(f.diff_added))  # read last: only when the title and body name no harm
+
+
+def _harm_in(text: str) -> str | None:
+    if not (may_hold(text, _SEVERE_WORDS) or "Error" in text or "Exception" in text):
+        return None
+    m = _SEVERE.search(text)
     return m.group(0) if m else None
 
 
@@ -206,9 +218,10 @@ def upgrade(pr: PullRequest, f: Facts) -> str | None:
 
 
 def importance(
-    pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], t: dict[str, str]
+    pr: PullRequest, f: Facts, tags: list[str], risks: list[RiskLabel], harm: str | None, t: dict[str, str]
 ) -> tuple[float, list[tuple[str, float]]]:
-    """0-10: kind of change + severity of what it fixes + its reach for users + size + spread + core paths.
+    """0-10: kind of change + severity of what it fixes (``harm``: `fixed_harm`) + its reach for users +
+    size + spread + core paths.
 
     Size counts the shipped code (snapshots and docs weigh nothing), and for an upgrade the manifests and
     images that ship it; a PR that ships no code is capped."""
@@ -228,7 +241,6 @@ def importance(
         parts.append((t["r_new_options"].format(flags=", ".join(options[:3])), _KIND_BASE["feature"]))
     else:
         parts.append((t["r_kind"].format(kind=kind or "-"), _KIND_BASE.get(kind or "", default)))
-    harm = fixed_harm(pr, f, tags)
     if harm:
         parts.append((t["r_severity"].format(word=harm), 1.5))
     code = sum(
@@ -276,9 +288,11 @@ def _cap(pr: PullRequest, f: Facts, installs: bool, t: dict[str, str]) -> tuple[
     ships whatever its files are)."""
     if released(pr.title):
         return None
-    product = f.diffs_where(lambda p: p in f.product_set)
+    product = product_lines(f)  # read again by no_tests: once per PR
     moves = any(x.status != "modified" for x in pr.files or [] if x.path in f.product_set)  # modules come, go
-    if product and not moves and cosmetic(product, parse_title(pr.title).text):  # weighs what docs weigh
+    if (
+        product.diffs and not moves and cosmetic(product, parse_title(pr.title).text)
+    ):  # weighs what docs weigh
         return NO_CODE_CAP, t["r_form_only"].format(cap=NO_CODE_CAP)
     if f.paths is not None and not f.code_paths:  # docs, tests or CI only
         return NO_CODE_CAP, t["r_no_code"].format(cap=NO_CODE_CAP)
@@ -331,8 +345,8 @@ def analyse(pr: PullRequest, taxonomy: Taxonomy, lang: str) -> PRAnalysis:
     found = risks_for(pr, f, tags, t)
     risks = [r for r in found if r.strength == "strong"]
     weak = [r for r in found if r.strength == "weak"]
-    imp, imp_parts = importance(pr, f, tags, risks, t)
-    harm = fixed_harm(pr, f, tags)
+    harm = fixed_harm(pr, f, tags)  # the importance and the points to watch both name it
+    imp, imp_parts = importance(pr, f, tags, risks, harm, t)
     names = pr_text.changed_names(f)
     ins, ins_parts = insight(pr, f, tags, t)
     unresolved = [

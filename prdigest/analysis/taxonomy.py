@@ -220,24 +220,32 @@ def tags_for(pr: PullRequest, taxonomy: Taxonomy) -> list[str]:
     if parsed.scope:
         for part in re.split(r"[,/ ]+", parsed.scope):
             add(_TYPE_TAGS.get(part, part))
-    if not parsed.type:
-        for pattern, kind in _TITLE_WORDS:
-            if pattern.search(parsed.text):
-                add(kind.name)
-                break  # the first kind word names the change; more words are noise
-    for pattern, name in _ALWAYS_WORDS:
-        if pattern.search(parsed.text):
-            add(name)
+    for tag in _word_tags(parsed.text, bool(parsed.type)):
+        add(tag)
     for label in pr.labels or []:
         name = label.lower()
         add(_LABEL_TAGS.get(name, name))
     add_path_tags(pr, add)
     lowered = pr.title.lower()
+    paths = [f.path for f in pr.files or []]
     for tag, rule in taxonomy.tags.items():
-        paths = [f.path for f in pr.files or []]
         if any(k.lower() in lowered for k in rule.keywords) or any(matches(p, rule.paths) for p in paths):
             add(tag)
     return found
+
+
+@lru_cache(maxsize=4096)  # a title's words are read again for each language of its analysis
+def _word_tags(text: str, typed: bool) -> tuple[str, ...]:
+    """The tags a title's words name, in order: the first kind word's (for a title of no type), then
+    those always read."""
+    found = []
+    if not typed:
+        for pattern, kind in _TITLE_WORDS:
+            if pattern.search(text):
+                found.append(kind.name)
+                break  # the first kind word names the change; more words are noise
+    found += [name for pattern, name in _ALWAYS_WORDS if pattern.search(text)]
+    return tuple(found)
 
 
 def add_path_tags(pr: PullRequest, add: Callable[[str | None], None]) -> None:

@@ -13,10 +13,10 @@ from prdigest.analysis import rules
 from prdigest.analysis.facts import facts
 from prdigest.analysis.risks import deps as risk_deps
 from prdigest.analysis.risks import rules as risk_rules
-from prdigest.analysis.risks.common import may_hold
+from prdigest.analysis.risks.common import folded, may_hold
 from prdigest.analysis.taxonomy import is_core, parse_title
 from prdigest.config import Taxonomy
-from prdigest.danger import _COMMENT, _DANGEROUS, comments, is_comment
+from prdigest.danger import _COMMENT, _DANGEROUS, _patterns_in, comments, danger_words, is_comment
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 
 DEMO = FixtureSource(demo_fixture_path()).prs
@@ -107,6 +107,30 @@ FRAGMENTS = [
     "\u212a",
     "İ",
     "ı",
+    "perf regression",
+    "slows down",
+    "3% slower",
+    "ooms again",
+    "more memory",
+    "throughput drops",
+    "memory leak",
+    "crash",
+    "FileNotFoundError",
+    "out-of-bounds",
+    "data loss",
+    "deadlocks",
+    "NaN",
+    "source ",
+    ". ",
+    "./run.sh",
+    "add_argument(",
+    "'--lr'",
+    "Option (",
+    "shell=True",
+    "eval(",
+    "api_key = 'abcdefghijklmnop'",
+    '"MY_API_KEY": ',
+    "pickle.loads(",
 ]
 
 
@@ -121,8 +145,9 @@ def _samples(seed: int, count: int) -> list[str]:
 
 
 GUARDS = [
-    (risk_rules._DISABLED, risk_rules._DISABLED_WORDS),
     (risk_deps._PINNED, risk_deps._PINNED_WORDS),
+    (risk_rules._REGRESSION, risk_rules._REGRESSION_WORDS),
+    (risk_rules._MEASURED_COST, risk_rules._REGRESSION_WORDS),
 ]
 
 
@@ -142,10 +167,12 @@ def test_install_pre_check_is_necessary() -> None:
             assert "pip" in text, text
 
 
-def test_pre_check_answers_true_outside_ascii() -> None:
+def test_pre_check_folds_as_re_i_outside_ascii() -> None:
     assert may_hold("diſabled = True", ("disabled",))
     assert risk_rules._DISABLED.search("diſabled = True")  # why: re.I folds beyond str.lower
+    assert may_hold("DİSABLED", ("disabled",))  # "İ".lower() is two characters
     assert not may_hold("nothing here", ("disabled",))
+    assert not may_hold("nöthing here", ("disabled",))
 
 
 def test_danger_words_are_lower_case() -> None:
@@ -208,3 +235,64 @@ def test_severity_as_before() -> None:
         old = " ".join(line for line in f.diff_added if is_comment(line))
         expected = next((m.group(0) for t in (pr.title, f.body, old) if (m := rules._SEVERE.search(t))), None)
         assert rules.severity(pr, f) == expected
+
+
+def _texts(seed: int) -> list[str]:
+    return LINES + _samples(seed, 20_000) + ["\n".join(LINES)]
+
+
+def test_folding_covers_every_character_re_i_folds_into_ascii() -> None:
+    """`folded` writes as ASCII exactly the characters outside it that re.I matches to an ASCII letter."""
+    letter = re.compile("[a-z]", re.I)
+    folds = {chr(c) for c in range(0x80, 0x110000) if letter.fullmatch(chr(c))}
+    assert folds == {"\u0130", "\u0131", "\u017f", "\u212a"}
+    for char in folds:
+        assert re.fullmatch(folded(char), char, re.I), char
+
+
+def test_disabled_pre_check_is_necessary() -> None:
+    for text in _texts(3):
+        if risk_rules._DISABLED.search(text):
+            assert risk_rules._may_disable(text), text
+    assert risk_rules._may_disable("#   dEf TeSt_x")
+
+
+def test_severity_pre_check_is_necessary() -> None:
+    for text in _texts(4):
+        if rules._SEVERE.search(text):
+            assert rules._harm_in(text) is not None, text
+        assert rules._harm_in(text) == (m.group(0) if (m := rules._SEVERE.search(text)) else None)
+
+
+def test_option_calls_found_in_joined_lines_are_the_lines_calls() -> None:
+    """The joined scan finds a call exactly when some line holds one: it decides for all lines at once."""
+    rng = random.Random(5)
+    for _ in range(5_000):
+        lines = [t for t in _samples(rng.randint(0, 10**9), rng.randint(0, 6)) if "\n" not in t]
+        per_line = any(risk_rules._OPTION_CALL.search(line) for line in lines)
+        assert bool(risk_rules._OPTION_CALL_IN_LINE.search("\n".join(lines))) == per_line, lines
+
+
+def test_sourced_scripts_read_at_once_as_line_by_line() -> None:
+    rng = random.Random(6)
+    samples = [*LINES, "source a.sh; . 'b c.sh' && (. ./d.sh)", 'x "source" . "e.sh"', "foo. bar", "ſource x"]
+    for _ in range(5_000):
+        lines = [t for t in rng.sample(samples, rng.randint(0, 6)) + _samples(rng.randint(0, 10**9), 2)]
+        lines = [line for text in lines for line in text.splitlines()]
+        one_by_one = [m.groups() for line in lines for m in risk_rules._SOURCED.finditer(line)]
+        joined = "\n".join(lines)
+        assert [m.groups() for m in risk_rules._SOURCED_IN_LINES.finditer(joined)] == one_by_one, lines
+        if one_by_one:
+            assert risk_rules._SOURCING.search(joined)
+
+
+def test_danger_words_hold_every_files_words() -> None:
+    """Searched for the words of all files' lines, each file finds the patterns it finds alone."""
+    rng = random.Random(7)
+    for _ in range(3_000):
+        files = [[t for t in _samples(rng.randint(0, 10**9), rng.randint(0, 4))] for _ in range(3)]
+        files = [[line for text in lines for line in text.splitlines()] for lines in files]
+        words = danger_words("\n".join(line for lines in files for line in lines))
+        for lines, product in zip(files, (True, False, True), strict=True):
+            text = "\n".join(lines)
+            assert _patterns_in(text, product, words) == _patterns_in(text, product), lines

@@ -25,14 +25,24 @@ class Finding(NamedTuple):
 Evidence = Finding | tuple[str, str] | None
 
 
+# The characters outside ASCII that re.I matches to an ASCII letter (Python's case folding, checked over
+# every code point by tests/analysis/test_rules_speed.py), written as that letter: "İ".lower() is two
+# characters, and "ſ", "ı" lower to themselves.
+_ASCII_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_FOLDED = re.compile("[\u0130\u0131\u017f\u212a]")  # found in one scan: str.translate is slow
+
+
+def folded(text: str) -> str:
+    """``text`` as a case-insensitive regex compares it with ASCII: lower case, and each character that
+    re.I matches to an ASCII letter written as that letter. Where such a regex matches an ASCII word
+    (lower case) in ``text``, the word is in ``folded(text)``."""
+    return (text.translate(_ASCII_FOLDS) if not text.isascii() and _FOLDED.search(text) else text).lower()
+
+
 def may_hold(text: str, words: tuple[str, ...]) -> bool:
-    """False only when no case-insensitive regex whose every match holds one of ``words`` (lower case)
-    can match ``text``: a substring test that spares most files the regex. Outside ASCII, case folding
-    is wider than ``str.lower`` (re.I matches "ſ" for "s", "K" for "k"), so the answer is always True."""
-    if not text.isascii():
-        return True
-    lowered = text.lower()
-    return any(word in lowered for word in words)
+    """False only when no case-insensitive regex whose every match holds one of ``words`` (ASCII, lower
+    case) can match ``text``: a substring test that spares most texts the regex."""
+    return any(map(folded(text).__contains__, words))
 
 
 def _line_at(text: str, index: int) -> str:

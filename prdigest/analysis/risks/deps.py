@@ -20,10 +20,10 @@ _PINNED = re.compile(
     r"|\b(ARG|ENV)\s+\w*(VERSION|_REF|_COMMIT|_TAG|_SHA)\w*="
     r"|\bgit (checkout|fetch)\b.*\b[0-9a-f]{7,40}\b"
     r"|\b[A-Z_]*(VERSION|_REF|_COMMIT|_SHA)\s*=\s*[\"']?[\w.\-]+)",
-    re.I | re.M,  # multi-line: a file is tested whole before its lines
+    re.I | re.M,  # read line by line: "^" is a line's start either way
 )
-# Every match of _PINNED holds one of these (lower case); every match of _INSTALL holds "pip". Most code
-# files hold neither, and skip the regexes (_PINNED costs milliseconds on a long file).
+# Every match of _PINNED holds one of these (lower case); every match of _INSTALL holds "pip". Most lines
+# hold neither, and skip the regexes (_PINNED costs milliseconds on a long file).
 _PINNED_WORDS = ("from", "pip", "git ", "version", "_ref", "_commit", "_tag", "_sha")
 _OWN_VERSION = re.compile(r"^\s*version\s*=", re.I)
 
@@ -38,26 +38,24 @@ def _specs(d: FileDiff, lines: list[str]) -> set[str]:
     """What these lines ask for: requirements in manifests; installed packages, base images and version
     pins elsewhere. Flags and line layout are not part of a spec, so a reformatted line changes nothing."""
     out: set[str] = set()
-    pinned_only = not (
-        _REQUIREMENTS_TXT.search(d.path)
-        or _MANIFEST.search(d.path)
-        or d.path.endswith(("package.json", "go.mod"))
-    )
-    if pinned_only and not (
-        ("pip" in (joined := "\n".join(lines)) and _INSTALL.search(joined))
-        or (may_hold(joined, _PINNED_WORDS) and _PINNED.search(joined))
-    ):
-        return out  # an image or script file that installs and pins nothing
+    # What kind of file it is, decided once for all its lines.
+    requirements_txt = _REQUIREMENTS_TXT.search(d.path) is not None
+    manifest = _MANIFEST.search(d.path) is not None
+    js_or_go = d.path.endswith(("package.json", "go.mod"))
+    if not (requirements_txt or manifest or js_or_go):
+        # An image or a script: its lines count when they install or pin, and each of those holds "pip"
+        # or a pin's word. The others are never searched (_PINNED is slow: most files install nothing).
+        lines = [line for line in lines if may_hold(line, _PINNED_WORDS)]
     for line in lines:
         text = line.split("#", 1)[0].strip().strip(",").strip("\"'")
         if not text or _OWN_VERSION.match(text):
             continue
-        if _REQUIREMENTS_TXT.search(d.path):
+        if requirements_txt:
             out.add(text.replace(" ", ""))
-        elif _MANIFEST.search(d.path):
+        elif manifest:
             if _REQUIREMENT.search(line):
                 out.add(text.replace(" ", ""))
-        elif d.path.endswith(("package.json", "go.mod")):
+        elif js_or_go:
             if _JS_OR_GO.search(line):
                 out.add(text)
         elif m := _INSTALL.search(line):
@@ -67,7 +65,25 @@ def _specs(d: FileDiff, lines: list[str]) -> set[str]:
     return out
 
 
+def _side_specs(f: Facts, d: FileDiff, side: str) -> set[str]:
+    """`_specs` of one side ("added", "removed") of one of the PR's files, read once per PR: the upgrade
+    and the dependency rules both ask. Read-only."""
+    memo = f.once(_new_spec_memo)
+    key = (id(d), side)  # the PR's facts hold ``d``: its id names no other file meanwhile
+    if key not in memo:
+        memo[key] = _specs(d, getattr(d, side))
+    return memo[key]
+
+
+def _new_spec_memo(f: Facts) -> dict[tuple[int, str], set[str]]:
+    return {}
+
+
 def _dependency_diffs(f: Facts) -> list[FileDiff]:
+    return f.once(_dependency_diffs_of)
+
+
+def _dependency_diffs_of(f: Facts) -> list[FileDiff]:
     return f.diffs_where(lambda p: is_dependency(p) or (is_support(p) and "docker" in p.lower()))
 
 
@@ -90,7 +106,7 @@ def version_moves(f: Facts) -> list[tuple[str, str, str]]:
         return {
             fold(m.group(1)): (m.group(1), m.group(2))
             for d in _dependency_diffs(f)
-            for spec in sorted(_specs(d, getattr(d, side)))  # a set: sorted, so one release wins every run
+            for spec in sorted(_side_specs(f, d, side))  # a set: sorted, so one release wins every run
             for m in _VERSIONED.finditer(spec)
         }
 
@@ -122,11 +138,18 @@ def _action_moves(f: Facts) -> list[tuple[str, str, str]]:
 
 def _changed_specs(f: Facts) -> tuple[dict[str, str], dict[str, str]]:
     """(spec -> path) of the specs the PR adds and of those it drops, netted over all files:
-    requirements moved from one file to another change nothing."""
+    requirements moved from one file to another change nothing. Read once per PR (the risk rule and the
+    importance both ask), so read-only."""
+    return f.once(_changed_specs_of)
+
+
+def _changed_specs_of(f: Facts) -> tuple[dict[str, str], dict[str, str]]:
     diffs = _dependency_diffs(f)
-    added = {spec: d.path for d in diffs for spec in sorted(_specs(d, d.added))}
+    added = {spec: d.path for d in diffs for spec in sorted(_side_specs(f, d, "added"))}
     # An example that drops a requirement changes nothing users install; one that adds a pin does.
-    removed = {spec: d.path for d in diffs if not is_example(d.path) for spec in sorted(_specs(d, d.removed))}
+    removed = {
+        spec: d.path for d in diffs if not is_example(d.path) for spec in sorted(_side_specs(f, d, "removed"))
+    }
     return (
         {s: p for s, p in added.items() if s not in removed},
         {s: p for s, p in removed.items() if s not in added},

@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 
 from prdigest.analysis.facts import Facts, FileDiff
-from prdigest.analysis.risks.behaviour import may_change_behaviour
+from prdigest.analysis.risks.behaviour import may_change_behaviour, product_lines
 from prdigest.analysis.risks.common import (
     JUDGEMENT_LABELS,
     LITERAL,
     Evidence,
     Finding,
+    folded,
     may_hold,
     quote,
     sentence_around,
@@ -63,6 +64,8 @@ __all__ = [
 
 # An option definition: argparse, click, typer. The flag may sit on the call's line or the next ones.
 _OPTION_CALL = re.compile(r"\b(add_argument|\.option|Option|add_option)\s*\(")
+# _OPTION_CALL within one line of lines joined by "\n": a file without a match is not read line by line.
+_OPTION_CALL_IN_LINE = re.compile(r"\b(?:add_argument|\.option|Option|add_option)[^\S\n]*\(")
 _OPTION_WORDS = ("add_argument", "option", "Option")
 _QUOTED_FLAG = re.compile(r"""["'](--[a-zA-Z0-9][\w-]*)["']""")
 # A config field: "    name: type = default" inside a dataclass or pydantic model.
@@ -86,13 +89,19 @@ _BREAKING_TEXT = re.compile(
 _NEGATED = re.compile(r"\b(no|not|non|without|never)\b[\w\s-]{0,12}$", re.I)
 # A script read into another: "source path/x.sh" or ". path/x.sh" (the path is what it names).
 _SOURCED = re.compile(r"""(?:^|[;&|(]\s*|\s)(?:source|\.)\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|)]+))""")
+_SOURCING = re.compile(r"(?:source|\.)\s")  # what every match of _SOURCED holds
+# _SOURCED kept within a line, over lines joined by "\n": no match reaches into the next line, so its matches
+# are those of _SOURCED over each line in turn, found in one scan.
+_SOURCED_IN_LINES = re.compile(
+    r"""(?:^|[;&|(][^\S\n]*|[^\S\n])(?:source|\.)[^\S\n]+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;&|)]+))""", re.M
+)
 
 
 def option_flags(lines: list[str]) -> set[str]:
     """Flags defined in these lines: a quoted --flag on an option call's line or the two after it."""
     flags: set[str] = set()
     text = "\n".join(lines)
-    if not any(word in text for word in _OPTION_WORDS):
+    if not any(word in text for word in _OPTION_WORDS) or not _OPTION_CALL_IN_LINE.search(text):
         return flags
     for i, line in enumerate(lines):
         if _OPTION_CALL.search(line):
@@ -103,18 +112,27 @@ def option_flags(lines: list[str]) -> set[str]:
 
 def project_diffs(f: Facts) -> list[FileDiff]:
     """The project's own code: options of tests, docs, CI files and examples are not its interface
-    (its launch scripts are: users run them)."""
+    (its launch scripts are: users run them). One list per PR, shared by its readers: read it only."""
+    return f.once(_project_diffs)
+
+
+def _project_diffs(f: Facts) -> list[FileDiff]:
     return f.diffs_where(
         lambda p: p.endswith(".py") and not (is_test(p) or is_doc(p) or is_ci(p) or is_example(p))
     )
 
 
-def option_changes(f: Facts) -> tuple[set[str], set[str]]:
-    """The project's options defined in the added lines and in the removed lines."""
+def option_changes(f: Facts) -> tuple[frozenset[str], frozenset[str]]:
+    """The project's options defined in the added lines and in the removed lines (read once per PR: the
+    risk rules, the importance and the summary all ask)."""
+    return f.once(_option_changes)
+
+
+def _option_changes(f: Facts) -> tuple[frozenset[str], frozenset[str]]:
     diffs = project_diffs(f)
-    return {flag for d in diffs for flag in option_flags(d.added)}, {
+    return frozenset(flag for d in diffs for flag in option_flags(d.added)), frozenset(
         flag for d in diffs for flag in option_flags(d.removed)
-    }
+    )
 
 
 # A config class in a hunk's context ("class TrainConfig(BaseModel):"): its fields are options users set.
@@ -126,6 +144,10 @@ _CLASS_FIELD = re.compile(r"^(?: {4}|\t)([a-z][a-z0-9_]*)\s*:\s*[A-Za-z_\[\"'][^
 def new_options(f: Facts) -> list[str]:
     """Options users can set that the PR adds: quoted flags of option calls, and fields with a default of
     the config classes its hunks sit in (``DataConfig.fraction``); a renamed or moved one is not new."""
+    return list(f.once(_new_options))  # a copy: the importance and the summary both ask
+
+
+def _new_options(f: Facts) -> list[str]:
     defined, undefined = option_changes(f)
     found = sorted(defined - undefined)
     for d in project_diffs(f):
@@ -172,7 +194,10 @@ def sourced_gone(pr: PullRequest, f: Facts) -> list[str]:
         return []
 
     def sourced(lines: list[str]) -> set[str]:
-        paths = (next(filter(None, m.groups())) for line in lines for m in _SOURCED.finditer(line))
+        text = "\n".join(lines)
+        if not _SOURCING.search(text):  # one scan that skips to an "s" or a "."
+            return set()
+        paths = (next(filter(None, m.groups())) for m in _SOURCED_IN_LINES.finditer(text))
         return {path.rsplit("/", 1)[-1] for path in paths}
 
     code = f.diffs_where(lambda p: not is_doc(p))
@@ -255,8 +280,18 @@ _DISABLED = re.compile(
     r"^[ \t]*if:\s*(false|\$\{\{\s*false\s*\}\})\s*$|^[ \t]*#\s*(def test_|@pytest\.mark|class Test))",
     re.I | re.M,  # multi-line, so a file's lines are tested at once before any one line
 )
-# Every match of _DISABLED holds one of these (lower case): most files hold none, and skip the regex.
-_DISABLED_WORDS = ("@pytest.mark", "unittest.skip(", "disabled", "if:", "def test_", "class test")
+# Every match of _DISABLED holds one of these (lower case), or a commented-out test: most files hold
+# neither, and skip the regex (every test file holds "def test_", so the words are the markers').
+_DISABLED_WORDS = ("@pytest.mark.skip", "@pytest.mark.xfail", "unittest.skip(", "disabled", "if:")
+_DISABLED_COMMENTED = re.compile(r"#\s*(?:def test_|@pytest\.mark|class test)")  # of `folded` text
+
+
+def _may_disable(text: str) -> bool:
+    """False only when _DISABLED cannot match ``text``."""
+    lowered = folded(text)
+    return any(map(lowered.__contains__, _DISABLED_WORDS)) or _DISABLED_COMMENTED.search(lowered) is not None
+
+
 # "disabled='Requires a B200 runner'" gates a test on hardware it needs; it does not drop it.
 _PRECONDITION = re.compile(r"(disabled|reason)\s*=\s*[\"'](requires?|needs?|only (on|with))\b", re.I)
 _PARKED = re.compile(r"(^|/)(manual|disabled|deprecated|skipped|archive|attic)(/|$)", re.I)
@@ -294,7 +329,7 @@ def tests_removed(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str])
     new = {x.path for x in files if x.status == "added"}  # a new test that starts disabled removes nothing
     for d in f.diffs_where(lambda p: (is_test(p) or is_ci(p)) and p not in new):
         added = "\n".join(d.added)
-        if not (may_hold(added, _DISABLED_WORDS) and _DISABLED.search(added)):
+        if not (_may_disable(added) and _DISABLED.search(added)):
             continue
         hit = next(
             (
@@ -322,6 +357,8 @@ _MEASURED_COST = re.compile(
     r"|(?<![\d.])\d+(\.\d+)?\s*% (slower|regression)",
     re.I,
 )
+# Every match of _REGRESSION holds one of these (lower case); every match of _MEASURED_COST holds "%".
+_REGRESSION_WORDS = ("regress", "throughput", "slow", "%", "more memory", "oom")
 _DENIAL = re.compile(
     r"\b(no|not|without|negligible|minimal|zero|avoids?|prevents?|never)\b[^.;\n]{0,30}$", re.I
 )
@@ -339,6 +376,8 @@ def perf_regression(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
         ("body", f.body, _REGRESSION),
         ("diff", comments, _MEASURED_COST),  # a code comment counts when it names its cost
     ):
+        if not may_hold(text, _REGRESSION_WORDS):  # most titles and bodies name no cost: no regex over them
+            continue
         for m in pattern.finditer(text):
             if _DENIAL.search(text[max(0, m.start() - 40) : m.start()]):
                 continue  # "no significant slowdown" denies the regression
@@ -377,8 +416,7 @@ def no_tests(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> E
     ):
         return None
     dropped = any(x.status == "removed" and x.path in f.product_set for x in pr.files or [])
-    product = f.diffs_where(lambda p: p in f.product_set)
-    if f.diffs and not may_change_behaviour(product, parsed.text, dropped):
+    if f.diffs and not may_change_behaviour(product_lines(f), parsed.text, dropped):
         return None
     more = f" (+{len(f.product_paths) - 2})" if len(f.product_paths) > 2 else ""
     evidence = t["ev_no_tests"].format(paths=", ".join(f.product_paths[:2]) + more)

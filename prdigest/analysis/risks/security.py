@@ -5,10 +5,12 @@ to keep such lines in view."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from itertools import chain
 
 from prdigest.analysis.facts import Facts
 from prdigest.analysis.risks.common import Evidence, quote
-from prdigest.danger import dangerous_lines
+from prdigest.danger import danger_words, dangerous_lines
 from prdigest.models import PullRequest
 from prdigest.path_kinds import is_ci, is_doc, is_support, is_test
 
@@ -34,11 +36,22 @@ def _routine_secret(line: str, path: str, untrusted: bool) -> bool:
     return m.group(1) == "GITHUB_TOKEN" or _RELEASING.search(path.rsplit("/", 1)[-1]) is not None
 
 
+def _squeezed(lines: Iterable[str]) -> set[str]:
+    """The lines with their runs of spaces made one (C functions mapped, not a loop: PRs run to thousands of
+    lines)."""
+    return set(map(" ".join, map(str.split, lines)))
+
+
 def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
     """The first dangerous line added, or removed from a file that stays, outside tests and docs, that the
     other side of the diff does not hold too (a workflow split in two moves its secrets, it adds none)."""
-    deleted = {x.path for x in pr.files or [] if x.status == "removed"}
     diffs = f.diffs_where(lambda p: not (is_test(p) or is_doc(p)))
+    # The words of every file's lines at once first (each side of each file is in them): most PRs hold
+    # none, and none of their files is then read alone; the others' files are searched for those alone.
+    words = danger_words("\n".join(chain.from_iterable(chain(d.added, d.removed) for d in diffs)))
+    if not words:
+        return None
+    deleted = {x.path for x in pr.files or [] if x.status == "removed"}
     untrusted = any("pull_request_target" in line for d in diffs if is_ci(d.path) for line in d.added)
     sides = []
     for how in ("added", "removed"):
@@ -47,15 +60,15 @@ def _security_code(pr: PullRequest, f: Facts) -> tuple[str, str] | None:
             if lines and not (how == "removed" and d.path in deleted):
                 found = [
                     line
-                    for line in dangerous_lines(lines, product=not is_support(d.path))
+                    for line in dangerous_lines(lines, product=not is_support(d.path), words=words)
                     if not (is_ci(d.path) and _routine_secret(line, d.path, untrusted))
                 ]
                 if found:
                     sides.append((how, found))
     if not sides:
         return None
-    added = {" ".join(line.split()) for d in diffs for line in d.added}
-    removed = {" ".join(line.split()) for d in diffs for line in d.removed}
+    added = _squeezed(chain.from_iterable(d.added for d in diffs))
+    removed = _squeezed(chain.from_iterable(d.removed for d in diffs))
     for how, found in sides:
         other = removed if how == "added" else added
         for line in found:
@@ -76,16 +89,16 @@ def _remote_code_option(f: Facts) -> str | None:
     """A line of shipped code that declares a new remote-code option (not one moved: the other side of
     the diff does not hold it)."""
     diffs = f.diffs_where(lambda p: p in f.product_set)
-    removed = {" ".join(line.split()) for d in diffs for line in d.removed}
-    return next(
-        (
-            line.strip()
-            for d in diffs
-            for line in d.added
-            if _REMOTE_OPTION.match(line) and " ".join(line.split()) not in removed
-        ),
-        None,
-    )
+    # Every match holds "remote": the added lines are read one by one only when they hold it.
+    declared = [
+        line
+        for line in chain.from_iterable(d.added for d in diffs)
+        if "remote" in line and _REMOTE_OPTION.match(line)
+    ]
+    if not declared:
+        return None
+    removed = _squeezed(chain.from_iterable(d.removed for d in diffs))
+    return next((line.strip() for line in declared if " ".join(line.split()) not in removed), None)
 
 
 def security_sensitive(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
