@@ -60,6 +60,8 @@ _PACKAGE_MARKERS = ("__init__.py", "mod.rs", "index.ts", "index.js")
 # A number starts where no digit or point precedes it: a search never restarts inside a run of digits.
 _MEASURE = re.compile(r"(?<![\d.])\d+(\.\d+)?\s*(%|x\b|ms\b|s\b|gb\b|mb\b|tok(en)?s?/s|tflops|qps)", re.I)
 _WHY = re.compile(r"\b(because|root cause|caused by|so that|in order to|trade-?off|instead of|race)\b", re.I)
+# Every match of _WHY holds one of these (lower case): a body without them is not searched.
+_WHY_WORDS = ("because", "root cause", "caused by", "so that", "in order to", "trade", "instead of", "race")
 
 
 def rules_version(taxonomy: Taxonomy) -> str:
@@ -311,7 +313,7 @@ def insight(
         parts.append((t["r_body"].format(words=words), min(3.0, words / 60)))
     if _MEASURE.search(f.body) or _MEASURE.search(pr.title):
         parts.append((t["r_measured"], 1.5))
-    if _WHY.search(f.body):
+    if may_hold(f.body, _WHY_WORDS) and _WHY.search(f.body):
         parts.append((t["r_why"], 1.0))
     discussion = sum(1 for r in pr.reviews or [] if r.body.strip() and not r.is_bot)
     discussion += len(pr.review_threads or []) + sum(1 for c in pr.comments or [] if not c.is_bot)

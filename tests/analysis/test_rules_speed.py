@@ -13,6 +13,7 @@ from prdigest.analysis import rules
 from prdigest.analysis.facts import facts
 from prdigest.analysis.risks import deps as risk_deps
 from prdigest.analysis.risks import rules as risk_rules
+from prdigest.analysis.risks import security as risk_security
 from prdigest.analysis.risks.common import folded, may_hold
 from prdigest.analysis.taxonomy import is_core, parse_title
 from prdigest.config import Taxonomy
@@ -131,6 +132,19 @@ FRAGMENTS = [
     "api_key = 'abcdefghijklmnop'",
     '"MY_API_KEY": ',
     "pickle.loads(",
+    "breaking change",
+    "backward-incompatible",
+    "breaks compatibility",
+    "checkpoint format changed",
+    "old configs cannot be",
+    "no longer supported",
+    "because",
+    "trade-off",
+    "root cause",
+    "security fix",
+    "CVE-2024",
+    "vulnerable",
+    "privilege escalation",
 ]
 
 
@@ -148,6 +162,9 @@ GUARDS = [
     (risk_deps._PINNED, risk_deps._PINNED_WORDS),
     (risk_rules._REGRESSION, risk_rules._REGRESSION_WORDS),
     (risk_rules._MEASURED_COST, risk_rules._REGRESSION_WORDS),
+    (risk_rules._BREAKING_TEXT, risk_rules._BREAKING_WORDS),
+    (rules._WHY, rules._WHY_WORDS),
+    (risk_security._SECURITY_TEXT, risk_security._SECURITY_WORDS),
 ]
 
 

@@ -86,6 +86,11 @@ _BREAKING_TEXT = re.compile(
     r"|old (checkpoints?|configs?) (can no longer|cannot|can't|won't) be)\b",
     re.I,
 )
+# Every match of _BREAKING_TEXT holds one of these (lower case): a text without them is not searched.
+_BREAKING_WORDS = (
+    "breaking change", "incompatible", "compatibility", "no longer", "format", "layout", "old checkpoint",
+    "old config",
+)  # fmt: skip
 _NEGATED = re.compile(r"\b(no|not|non|without|never)\b[\w\s-]{0,12}$", re.I)
 # A script read into another: "source path/x.sh" or ". path/x.sh" (the path is what it names).
 _SOURCED = re.compile(r"""(?:^|[;&|(]\s*|\s)(?:source|\.)\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|)]+))""")
@@ -267,6 +272,8 @@ def config_breaking(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str
     if parsed.breaking or "BREAKING CHANGE" in pr.body:
         return t["ev_config_breaking_marker"], "title" if parsed.breaking else "body"
     for where, text in (("title", pr.title), ("body", f.body)):
+        if not may_hold(text, _BREAKING_WORDS):
+            continue
         for m in _BREAKING_TEXT.finditer(text):
             if not _NEGATED.search(text[max(0, m.start() - 24) : m.start()]):
                 return t["ev_config_text"].format(text=quote(sentence_around(text, m.start()))), where

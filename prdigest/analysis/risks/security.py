@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from itertools import chain
 
 from prdigest.analysis.facts import Facts
-from prdigest.analysis.risks.common import Evidence, quote
+from prdigest.analysis.risks.common import Evidence, may_hold, quote
 from prdigest.danger import danger_words, dangerous_lines
 from prdigest.models import PullRequest
 from prdigest.path_kinds import is_ci, is_doc, is_support, is_test
@@ -19,6 +19,10 @@ from prdigest.path_kinds import is_ci, is_doc, is_support, is_test
 _SECURITY_TEXT = re.compile(
     r"\b(security (fix|issue|vulnerability)|cve-\d+|vulnerab\w*|privilege escalation)\b", re.I
 )
+
+
+# Every match of _SECURITY_TEXT holds one of these (lower case): a text without them is not searched.
+_SECURITY_WORDS = ("security ", "cve-", "vulnerab", "privilege escalation")
 
 
 _SECRET_USE = re.compile(r"\$\{\{\s*secrets\.(\w+)")
@@ -112,7 +116,7 @@ def security_sensitive(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, 
     if f.paths is not None and not f.code_paths:  # a docs page about security is no risk
         return None
     for where, text in (("title", pr.title), ("body", f.body)):
-        m = _SECURITY_TEXT.search(text)
+        m = _SECURITY_TEXT.search(text) if may_hold(text, _SECURITY_WORDS) else None
         if m:
             return t["ev_security_text"].format(word=m.group(0)), where
     return None
