@@ -4,6 +4,7 @@ PR changed are read from (sources/options/reader.py)."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections import OrderedDict
 from pathlib import Path
 
@@ -11,7 +12,9 @@ from prdigest.errors import SourceError
 from prdigest.sources.options import MAX_BLOB
 from prdigest.sources.options.reader import OptionReader
 
-KEPT_BYTES = 16 << 20  # texts kept by blob id: a file's text after one commit is its text before the next
+# Memory of the texts kept by blob id (a file's text after one commit is its text before the next): the
+# hot files of a long history come back within a few hundred commits.
+KEPT_BYTES = 8 << 20
 
 
 class Blobs(OptionReader):
@@ -65,9 +68,9 @@ class Blobs(OptionReader):
 
     def _keep(self, oid: str, content: str | None) -> None:
         self._texts[oid] = content
-        self._kept += len(content or "")
+        self._kept += sys.getsizeof(content)
         while self._kept > KEPT_BYTES and len(self._texts) > 1:
-            self._kept -= len(self._texts.popitem(last=False)[1] or "")
+            self._kept -= sys.getsizeof(self._texts.popitem(last=False)[1])
 
     def _read(self, spec: str) -> tuple[str, str] | None:
         proc = self._start()
