@@ -3,11 +3,10 @@ file changes from `--raw --numstat -z`."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import queue
 import subprocess
 import threading
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -15,12 +14,51 @@ from typing import IO
 from prdigest.errors import SourceError
 from prdigest.models import FileChange, FileStatus
 
-# git's output read ahead of the parser, per git process: up to AHEAD_BLOCKS blocks of BLOCK bytes.
+# git's output read ahead of the parser, per git process: blocks of up to BLOCK bytes, AHEAD bytes in all.
+# A walk's whole output fits on a real history (26 MB over 1,544 commits), so git runs on to its end while
+# the parser works, rather than waiting at every full pipe; a history of any size stays bounded.
 BLOCK = 1 << 20
-AHEAD_BLOCKS = 16
+AHEAD = 64 << 20
 
 
-def pump(stream: IO[bytes], blocks: queue.Queue[bytes]) -> None:
+class Ahead:
+    """The blocks of output the pump moved and the parser has not taken yet, at most AHEAD bytes of them
+    (bounded by their size, not their number: the pipe gives blocks of a few KB as often as of a MB)."""
+
+    def __init__(self) -> None:
+        self._blocks: deque[bytes] = deque()
+        self._size = 0
+        self._changed = threading.Condition()
+
+    def put(self, block: bytes) -> None:
+        with self._changed:
+            while self._size >= AHEAD:
+                self._changed.wait()
+            self._blocks.append(block)
+            self._size += len(block)
+            self._changed.notify_all()
+
+    def get(self) -> bytes:
+        """The next block (b"": the output ended), once the pump has moved one."""
+        with self._changed:
+            self._changed.wait_for(lambda: bool(self._blocks))
+            return self._take()
+
+    def drop(self, timeout: float) -> None:
+        """Drop what the pump moved, waiting up to ``timeout`` seconds for a block: room for it to go on."""
+        with self._changed:
+            if self._changed.wait_for(lambda: bool(self._blocks), timeout):
+                while self._blocks:
+                    self._take()
+
+    def _take(self) -> bytes:
+        block = self._blocks.popleft()
+        self._size -= len(block)
+        self._changed.notify_all()
+        return block
+
+
+def pump(stream: IO[bytes], blocks: Ahead) -> None:
     """Move git's output into ``blocks`` as it comes, then an empty block: git writes on while the
     commits already read are parsed and analysed (a pipe alone lets it run 64 KB ahead)."""
     try:
@@ -42,7 +80,7 @@ def stream_records(cmd: list[str], failed: str, env: dict[str, str] | None = Non
         raise SourceError(f"{cmd[0]} is not installed (needed to read a local clone)") from None
     assert proc.stdout is not None and proc.stderr is not None
     finished = False
-    blocks: queue.Queue[bytes] = queue.Queue(maxsize=AHEAD_BLOCKS)
+    blocks = Ahead()
     mover = threading.Thread(target=pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
     mover.start()
     try:
@@ -52,8 +90,7 @@ def stream_records(cmd: list[str], failed: str, env: dict[str, str] | None = Non
         if not finished:
             proc.kill()  # the reader stopped early, or failed
             while mover.is_alive():  # let the pump read to the end of the killed process's output
-                with contextlib.suppress(queue.Empty):
-                    blocks.get(timeout=0.05)
+                blocks.drop(timeout=0.05)
         mover.join(timeout=60)
         proc.stdout.close()
         stderr = proc.stderr.read().decode(errors="replace")
