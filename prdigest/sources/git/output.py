@@ -15,10 +15,10 @@ from prdigest.errors import SourceError
 from prdigest.models import FileChange, FileStatus
 
 # git's output read ahead of the parser, per git process: blocks of up to BLOCK bytes, AHEAD bytes in all.
-# A walk's whole output fits on a real history (26 MB over 1,544 commits), so git runs on to its end while
-# the parser works, rather than waiting at every full pipe; a history of any size stays bounded.
+# git runs on while the parser works, rather than waiting at every full pipe (a real history's walk, A/B:
+# 5% faster than 1 MB ahead; 64 MB: 8%, but a 20,000-PR quarter's peak memory grows by 58 MB, 16 MB's by 20).
 BLOCK = 1 << 20
-AHEAD = 64 << 20
+AHEAD = 16 << 20
 
 
 class Ahead:
