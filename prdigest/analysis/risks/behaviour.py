@@ -91,17 +91,12 @@ def _product_lines(f: Facts) -> ChangedLines:
     return ChangedLines(f.diffs_where(lambda p: p in f.product_set))
 
 
-def _lines(diffs: list[FileDiff] | ChangedLines) -> ChangedLines:
-    return diffs if isinstance(diffs, ChangedLines) else ChangedLines(diffs)
-
-
-def cosmetic(diffs: list[FileDiff] | ChangedLines, title: str) -> bool:
+def cosmetic(lines: ChangedLines, title: str) -> bool:
     """Whether lines changed but none that does something (comments, imports, logging, doctests alone;
     code examples turned into doctests), or the title says it documents."""
     words = title.split(maxsplit=1)
     if words and words[0].lower().strip(":") in _DOCUMENTS:
         return True
-    lines = _lines(diffs)
     if not any(d.added or d.removed for d in lines.diffs):
         return False  # a file renamed with no line changed shows no line at all: a module moved
     if not lines.logic:
@@ -115,20 +110,16 @@ def _moved(added: Counter[str], removed: Counter[str]) -> bool:
     return sum((added & removed).values()) >= MOVED * max(added.total(), removed.total())
 
 
-def form_only(diffs: list[FileDiff] | ChangedLines, title: str) -> bool:
+def form_only(lines: ChangedLines, title: str) -> bool:
     """Whether only the code's form changed: cosmetic changes, or lines moved and reordered."""
-    lines = _lines(diffs)
     if cosmetic(lines, title):
         return True
     return _moved(*lines.prompted)
 
 
-def may_change_behaviour(
-    diffs: list[FileDiff] | ChangedLines, title: str, deletes_files: bool = False
-) -> bool:
+def may_change_behaviour(lines: ChangedLines, title: str, deletes_files: bool = False) -> bool:
     """Whether these changed lines (of the code that ships) and the title say the code may now behave
     differently; ``deletes_files``: the PR deletes some of that code's files."""
-    lines = _lines(diffs)
     if form_only(lines, title):
         return False
     added, removed = lines.plain

@@ -55,16 +55,13 @@ class Blobs(OptionReader):
             self._keep(oid, found[1] if found is not None else None)
 
     def text(self, spec: str) -> tuple[str, str] | None:
-        if spec in self._ids:
-            oid = self._ids[spec]
-            if oid not in self._texts:
-                found = self._read(oid)
-                self._keep(oid, found[1] if found is not None else None)
-            else:
-                self._texts.move_to_end(oid)
-            content = self._texts[oid]
-            return None if content is None else (oid, content)
-        return self._read(spec)
+        oid = self._ids.get(spec)
+        if oid is None:  # not one of the walk's blobs: asked for by name
+            return self._read(spec)
+        self.prefetch([spec])  # read once, then kept by its id
+        self._texts.move_to_end(oid)
+        content = self._texts[oid]
+        return None if content is None else (oid, content)
 
     def _keep(self, oid: str, content: str | None) -> None:
         self._texts[oid] = content

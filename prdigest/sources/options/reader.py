@@ -60,10 +60,7 @@ class OptionReader(ABC):
         may have gone."""
         definitions = [f for f in files if is_definition(f.path) or is_definition(f.previous_path or "")]
         first = [f for f in definitions if f.path in defining or f.status == "removed"][:MAX_FILES]
-        self.prefetch(
-            [f"{parent}:{f.previous_path or f.path}" for f in first if parent and f.status != "added"]
-            + [f"{commit}:{f.path}" for f in first if f.status != "removed"]
-        )
+        self.prefetch([f"{at}:{path}" for f in first for at, path in _read_at(commit, parent, f) if at])
         sides = [self._sides(commit, parent, f, defining.get(f.path)) for f in first]
         found = option_changes(sides)
         if all(k.startswith("param:") for k in found.removed):
@@ -79,14 +76,30 @@ class OptionReader(ABC):
     def _sides(self, commit: str, parent: str | None, f: FileChange, touched: Touched | None) -> Sides:
         """(path before, path after, options before, options after) of one file, in the blocks the commit
         touched (``touched`` None: the whole file); ``parent`` None: its options after alone."""
-        old_path = f.previous_path or f.path
-        before_spans = None if touched is None else touched.before
-        after_spans = None if touched is None else touched.after
-        before = self.options(parent, old_path, before_spans) if parent and f.status != "added" else None
+        (before_at, before_path), (after_at, after_path) = _read_at(commit, parent, f)
+        before = (
+            self.options(before_at, before_path, None if touched is None else touched.before)
+            if before_at
+            else None
+        )
         if parent is not None and not before:
-            return old_path, f.path, before, None  # it exposed nothing: it cannot have removed or changed any
-        after = self.options(commit, f.path, after_spans) if f.status != "removed" else None
-        return old_path, f.path, before, after
+            return before_path, after_path, before, None  # it exposed nothing: it changed none
+        after = (
+            self.options(after_at, after_path, None if touched is None else touched.after)
+            if after_at
+            else None
+        )
+        return before_path, after_path, before, after
+
+
+def _read_at(
+    commit: str, parent: str | None, f: FileChange
+) -> tuple[tuple[str | None, str], tuple[str | None, str]]:
+    """Where a file's two sides are read: (commit, path) before and after; no commit where that side
+    is not read (an added file has none before, a removed one none after; ``parent`` None: a root commit)."""
+    before = parent if parent and f.status != "added" else None
+    after = commit if f.status != "removed" else None
+    return (before, f.previous_path or f.path), (after, f.path)
 
 
 def still_named(key: str, text: str, read: set[str]) -> bool:
