@@ -42,13 +42,16 @@ _REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
 # git keeps up to 96 MB of delta bases per process by default: a walk over tens of thousands of commits
-# reaches it, twice (two walks run side by side); 16 MB costs no time on real histories. It also maps the
-# pack in windows of up to 1 GB that stay resident as the walk touches them (a 20,000-commit walk: 76 MB
-# per process; 4 MB windows, at most 16 MB mapped: 47 MB, no slower).
+# reaches it, twice (two walks run side by side). A walk gets 32 MB: on trl's history 16 MB cost each walk
+# half as much CPU again (2.2 s against 1.5 s at the default), 32 MB a fifth (1.8 s); the blob reader, which
+# reads each text once, keeps 16 MB. git also maps the pack in windows of up to 1 GB that stay resident as
+# the walk touches them (a 20,000-commit walk: 76 MB per process; 4 MB windows, at most 16 MB mapped:
+# 47 MB, no slower).
 _CONFIG = (
     *("-c", "core.deltaBaseCacheLimit=16m"),
     *("-c", "core.packedGitWindowSize=4m", "-c", "core.packedGitLimit=16m"),
 )
+_WALK_CONFIG = (*_CONFIG, "-c", "core.deltaBaseCacheLimit=32m")  # the last -c of a key wins
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -180,7 +183,7 @@ class GitSource(Source):
     def _log_cmd(self, *args: str) -> list[str]:
         return [
             "git",
-            *_CONFIG,
+            *_WALK_CONFIG,
             "-C",
             str(self.path),
             "log",
