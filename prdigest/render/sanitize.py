@@ -26,9 +26,14 @@ _SLACK_ENTITIES = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}
 # inside a word (weight_sync.py, a*b) pair with nothing and are left alone, so the word copies as written;
 # a backtick is fenced wherever it is.
 _SLACK_FORMAT = re.compile(r"`|(?<![^\W_])[*_~]|[*_~](?![^\W_])")
-# A path or identifier whose marks would be fenced (__init__.py, _private, ~/.cache): a code span
-# instead, where Slack reads no marks, so it copies as written.
-_SLACK_NAME = re.compile(r"(?<![\w./~-])[\w./~-]*[_~][\w./~-]*(?![\w./~-])")
+# A code span of the text's own, as Slack pairs backticks (not starting or ending with a space), or a
+# path or identifier whose marks would be fenced (__init__.py, _private, ~/.cache): a code span, where
+# Slack reads no marks, so it copies as written. A name touching a backtick is not made one: two spans
+# side by side would run together.
+_SLACK_SPAN = re.compile(
+    r"(?P<code>`(?=[^`\s])[^`]*(?<=[^`\s])`)"
+    r"|(?<![\w./~`-])[\w./~-]*[_~][\w./~-]*(?![\w./~`-])"
+)
 _URL_SAFE = ":/?#=&%-._~,;@+!"  # "&": a query of several parameters (a signed page link) stays one
 
 
@@ -60,12 +65,16 @@ def plain(text: str, limit: int | None = None) -> str:
 
 
 def slack_text(text: str, limit: int | None = None) -> str:
-    """For a Slack mrkdwn text object, sent with verbatim=True so Slack parses no mentions or URLs."""
+    """For a Slack mrkdwn text object, sent with verbatim=True so Slack parses no mentions or URLs.
+
+    The text's own code spans (`name.get`) stay code spans: Slack reads no marks inside one, so it needs
+    no fence and copies as written; only a backtick with no partner is fenced."""
     text, out, last = slack_literal(text, limit), [], 0
-    for name in _SLACK_NAME.finditer(text):
-        if _SLACK_FORMAT.search(name.group(0)):
-            out += [_fence(text[last : name.start()]), f"`{name.group(0)}`"]
-            last = name.end()
+    for span in _SLACK_SPAN.finditer(text):
+        shown = span.group(0)
+        if span["code"] or _SLACK_FORMAT.search(shown):
+            out += [_fence(text[last : span.start()]), shown if span["code"] else f"`{shown}`"]
+            last = span.end()
     return "".join([*out, _fence(text[last:])])
 
 
