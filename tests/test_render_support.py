@@ -113,6 +113,11 @@ def week_report(prs: list[PullRequest], lang: str, *, history: bool = True) -> R
     return report
 
 
+def markdown_shown(markdown: str) -> str:
+    """The Markdown with each PR link as the "#N" a reader sees."""
+    return re.sub(r"\[(#\d+)\]\(https://[^)\s]+/pull/\d+\)", r"\1", markdown)
+
+
 def demo_report(lang: str) -> Report:
     return week_report(demo_source().prs, lang)
 

@@ -232,6 +232,15 @@ def subscription_source(settings: Settings, sub: Subscription) -> Source | None:
     return open_source(settings, sub.git_path, None, sub.repo)
 
 
+def subscription_source_words(settings: Settings, sub: Subscription) -> str:
+    """What `subscription_source` reads, in words, without opening it: "git <clone>", "github", or
+    "cache" when a GitHub repository has no token to read it with."""
+    clone = sub.git_path or settings.repo(sub.repo).git
+    if clone:
+        return f"git {clone}"
+    return "github" if settings.github.token else "cache (no GitHub token)"
+
+
 class ConsoleDeliverer:
     """Console subscriptions, for trying schedules out locally: what a chat is sent, printed: the card,
     the report as Markdown when it has no page, then the card's thread replies."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -51,6 +52,7 @@ def subscriptions(as_json: bool, config: str | None, db: str | None) -> None:
     """List the weekly reports: the config file's and those chat added, with the ids `deliver` takes."""
     from rich.table import Table
 
+    from prdigest.bot.delivery import subscription_source_words
     from prdigest.bot.service import sync_config_subscriptions
     from prdigest.storage import Store
     from prdigest.storage.subscriptions import list_subscriptions
@@ -61,8 +63,9 @@ def subscriptions(as_json: bool, config: str | None, db: str | None) -> None:
     subs = list_subscriptions(store)
     store.close()
     if as_json:
-        for sub in subs:
-            click.echo(sub.model_dump_json())
+        for sub in subs:  # "reads": the source a delivery reads, which `source` alone may not say
+            reads = subscription_source_words(settings, sub)
+            click.echo(json.dumps({**sub.model_dump(mode="json"), "reads": reads}))
         return
     if not subs:
         click.echo("no subscriptions: add [[subscriptions]] to the config file, or `subscribe` in chat")
@@ -73,8 +76,8 @@ def subscriptions(as_json: bool, config: str | None, db: str | None) -> None:
     for sub in subs:
         table.add_row(
             str(sub.id), sub.repo, f"{sub.platform}:{sub.chat_id}", f"{sub.day} {sub.time} {sub.tz}",
-            sub.lang, sub.git_path or sub.source, sub.created_by or "-", ", ".join(sub.muted) or "-",
-            filters_text(sub.filters) or "-",
+            sub.lang, subscription_source_words(settings, sub), sub.created_by or "-",
+            ", ".join(sub.muted) or "-", filters_text(sub.filters) or "-",
         )  # fmt: skip
     stdout_console().print(table)
 

@@ -179,6 +179,15 @@ class GithubSettings(_Section):
     url: Url = "https://api.github.com"
     token: SecretStr | None = None
 
+    @property
+    def web_url(self) -> str:
+        """Where the API's repositories are shown: github.com for api.github.com, a GitHub Enterprise
+        server's root for its ``https://host/api/v3``."""
+        parts = urlsplit(self.url)
+        if parts.hostname == "api.github.com":
+            return "https://github.com"
+        return f"{parts.scheme}://{parts.netloc}{parts.path.split('/api/', 1)[0].rstrip('/')}"
+
 
 LOCAL_WORKERS, HOSTED_WORKERS = 2, 8
 LOCAL_RETRIES, HOSTED_RETRIES = 0, 2

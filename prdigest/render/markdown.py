@@ -8,12 +8,13 @@ from datetime import date
 from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
-from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
+from prdigest.render.attention import checks_warning, dismissal_words, open_pr_urls, open_prs, reason_words
 from prdigest.render.sanitize import clean
 from prdigest.render.team import team_name, top_risk
-from prdigest.render.views import engine_note, usage_note
+from prdigest.render.views import engine_note, link_refs, linker, usage_note
 from prdigest.render.week_words import (
     capped,
+    cited_urls,
     continues_words,
     followup_words,
     followups_rest_words,
@@ -29,19 +30,34 @@ _LIVE = re.compile(
     r"|(?:(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*://|\b[Ww]{3}\.)[^\s`|\\<>\u0080-\uffff]*",
 )
 _MARKUP = re.compile(r"([\\`*_\[\]<>|~])")
+_PR_REF = re.compile(r"(?<![&\w])#(\d+)\b")  # "#12" in a text, not "&#12;" nor "a#12"
 
 
-def escape(text: str) -> str:
+def _link(number: int, url: str) -> str:
+    return f"[#{number}]({url})"
+
+
+def escape(text: str, urls: dict[int, str] | None = None) -> str:
     """Keep PR text inert: one line, no markup, no links (bare URLs too), no @mentions, no bidi tricks.
 
     Markup characters get a backslash ("<=0.36" stays "<=0.36" on screen); mentions and URLs go into
-    code spans. Nothing is inserted inside a word, so the text reads and copies as written."""
+    code spans. Nothing is inserted inside a word, so the text reads and copies as written. Its "#N" of
+    the report's PRs with ``urls`` become links to them (outside code spans: there they would show)."""
     text = clean(text)
     out, last = [], 0
+
+    def inert(part: str) -> str:
+        return link_refs(_MARKUP.sub(r"\\\1", part), _PR_REF, urls or {}, _link)
+
     for m in _LIVE.finditer(text):
-        out += [_MARKUP.sub(r"\\\1", text[last : m.start()]), f"`{m.group(0)}`"]
+        out += [inert(text[last : m.start()]), f"`{m.group(0)}`"]
         last = m.end()
-    return "".join([*out, _MARKUP.sub(r"\\\1", text[last:])])
+    return "".join([*out, inert(text[last:])])
+
+
+def _urls(report: Report) -> dict[int, str]:
+    """The links of the PRs the report cites (its own, earlier ones, open ones), where its source has them."""
+    return {**open_pr_urls(report.attention), **cited_urls(report)}
 
 
 def title(report: Report, name: str | None = None) -> str:
@@ -82,14 +98,15 @@ def _summary(report: Report, t: dict[str, str], h: str) -> list[str]:
     if s.merged_prs == 0:
         out += [t["none"], ""]
     out += [f"> ⚠ {escape(w)}" for w in report.warnings] + ([""] if report.warnings else [])
+    urls = _urls(report)
     if report.summary:
-        out += [escape(report.summary), ""]
+        out += [escape(report.summary, urls), ""]
     avg = f"{_num(s.avg_importance)} / {_num(s.avg_insight)}"
     out.append(
         f"- {t['merged_prs']}: {s.merged_prs} · {t['key_prs']}: {s.key_prs} · {t['avg_scores']}: {avg}"
     )
     trend = trend_words(report, t)
-    out += [f"- {escape(trend)}"] if trend else []
+    out += [f"- {escape(trend, urls)}"] if trend else []
     if s.tags:
         tags = ", ".join(f"{escape(tag_name(k, report.lang))} ({n})" for k, n in s.tags.items())
         out.append(f"- {t['tags']}: {tags}")
@@ -114,9 +131,11 @@ def _themes(report: Report, t: dict[str, str], h: str) -> list[str]:
     out = [f"{h} {t['s_themes']}", ""]
     if not report.themes:
         return [*out, t["no_themes"], ""]
+    urls = _urls(report)
     for i, theme in enumerate(report.themes, start=1):
-        out += [f"{h}# {i}. {escape(theme.title)}", "", escape(theme.story), ""]
-        out += [f"_{continues_words(theme.continues, t)}_", ""] if theme.continues else []
+        out += [f"{h}# {i}. {escape(theme.title)}", "", escape(theme.story, urls), ""]
+        if theme.continues:
+            out += [f"_{link_refs(continues_words(theme.continues, t), _PR_REF, urls, _link)}_", ""]
     return out
 
 
@@ -129,9 +148,11 @@ def _trends(report: Report, t: dict[str, str], h: str) -> list[str]:
         f"| {t['col_theme']} | {t['col_reps']} | {t['col_trend']} |",
         "| --- | --- | --- |",
     ]
+    urls = _urls(report)
+    link = linker(urls, _link)
     for theme in report.themes:
-        reps = " ".join(f"#{n}" for n in theme.representative or theme.prs[:8])
-        out.append(f"| {escape(theme.title)} | {reps} | {escape(theme.trend)} |")
+        reps = " ".join(link(n) for n in theme.representative or theme.prs[:8])
+        out.append(f"| {escape(theme.title)} | {reps} | {escape(theme.trend, urls)} |")
     return [*out, ""]
 
 
@@ -139,22 +160,24 @@ def _risks(report: Report, t: dict[str, str], h: str) -> list[str]:
     out = [f"{h} {t['s_risks']}", ""]
     if not report.risk_observations:
         return [*out, t["no_risk_obs"], ""]
+    urls = _urls(report)
     for i, obs in enumerate(report.risk_observations, start=1):
-        out.append(f"{i}. **{escape(obs.title)}**: {escape(obs.evidence)}")
+        out.append(f"{i}. **{escape(obs.title)}**: {escape(obs.evidence, urls)}")
     return [*out, ""]
 
 
 def _followups(report: Report, t: dict[str, str], h: str) -> list[str]:
     """The earlier weeks' risks that moved this week or are severe, with what closed them or how long they
-    are open; the rest counted in one line. PRs are "#N", as everywhere in the Markdown."""
+    are open; the rest counted in one line. PRs are "#N", links where the source has them."""
     if not report.risk_followups:
         return []
     out = [f"{h} {t['s_followups']}", ""]
-    followups = followups_shown(report)
+    followups, urls = followups_shown(report), _urls(report)
+    link = linker(urls, _link)
     for i, f in enumerate(followups.shown, start=1):
         shown, more = capped(f.prs)
-        prs = " ".join([*(f"#{n}" for n in shown), *([more] if more else [])])
-        out.append(f"{i}. **{escape(f.title)}** {prs}: {escape(followup_words(f, report.lang, t))}")
+        prs = " ".join([*(link(n) for n in shown), *([more] if more else [])])
+        out.append(f"{i}. **{escape(f.title)}** {prs}: {escape(followup_words(f, report.lang, t), urls)}")
     rest = followups_rest_words(followups, t)
     if rest:  # its own paragraph: a line right after the list would continue its last item
         out += [*([""] if followups.shown else []), f"_{escape(rest)}_"]
@@ -170,10 +193,11 @@ def _key_prs(report: Report, t: dict[str, str], h: str) -> list[str]:
         f"| {t['col_pr']} | {t['col_summary']} | {t['col_scores']} | {t['col_watch']} |",
         "| --- | --- | --- | --- |",
     ]
+    link = linker(_urls(report), _link)
     for p in key:
         watch = "; ".join(p.watch[:2]) or "-"
         out.append(
-            f"| #{p.number} | {escape(p.summary or p.title)} | {_num(p.importance)} / {_num(p.insight)} "
+            f"| {link(p.number)} | {escape(p.summary or p.title)} | {_num(p.importance)} / {_num(p.insight)} "
             f"| {escape(watch)} |"
         )
     return [*out, ""]
@@ -183,7 +207,8 @@ def _recommendations(report: Report, t: dict[str, str], h: str) -> list[str]:
     if not report.recommendations:
         return []
     out = [f"{h} {t['s_recommendations']}", ""]
-    out += [f"{i}. {escape(rec.text)}" for i, rec in enumerate(report.recommendations, start=1)]
+    urls = _urls(report)
+    out += [f"{i}. {escape(rec.text, urls)}" for i, rec in enumerate(report.recommendations, start=1)]
     return [*out, ""]
 
 
@@ -222,8 +247,8 @@ def team_sections(report: Report, t: dict[str, str]) -> list[str]:
         "| --- | --- | --- | --- | --- |",
     ]
     for part in report.parts:
-        top = top_risk(part)
-        risk = f"{risk_name(top.label, part.lang)} ({' '.join(f'#{n}' for n in top.prs[:3])})" if top else "-"
+        top, link = top_risk(part), linker(_urls(part), _link)
+        risk = f"{risk_name(top.label, part.lang)} ({' '.join(link(n) for n in top.prs[:3])})" if top else "-"
         level = t[f"level_name_{part.risk_level}"]
         out.append(
             f"| {escape(part.repo)} | {part.stats.merged_prs} | {part.stats.key_prs} | {level} | {risk} |"
@@ -242,8 +267,9 @@ def attention_section(report: Report, t: dict[str, str], h: str) -> list[str]:
     if not (red or prs):
         return []
     out = [f"{h} {t['att_heading']}", "", *([f"> {escape(red)}", ""] if red else [])]
+    link = linker(open_pr_urls(report.attention), _link)
     out += [
-        f"{i}. #{op.number} {escape(op.title)} ({escape(op.author)}) — {reason_words(op, t)}"
+        f"{i}. {link(op.number)} {escape(op.title)} ({escape(op.author)}) — {reason_words(op, t)}"
         for i, op in enumerate(prs, start=1)
     ]
     return [*out, ""]

@@ -25,7 +25,7 @@ def _configured_clone(settings: Settings, repo: str) -> Source | None:
         return None
     from prdigest.sources.git.source import GitSource
 
-    return GitSource(clone, repo=repo, lang=settings.report.language)
+    return GitSource(clone, repo=repo, lang=settings.report.language, web=settings.github.web_url)
 
 
 def _github(settings: Settings, repo: str) -> Source | None:
@@ -67,7 +67,7 @@ def open_source(
     if git:
         from prdigest.sources.git.source import GitSource
 
-        return GitSource(git, repo=repo, lang=settings.report.language)
+        return GitSource(git, repo=repo, lang=settings.report.language, web=settings.github.web_url)
     if fixture:
         from prdigest.sources.fixture import FixtureSource
 

@@ -36,3 +36,26 @@ def test_subscriptions_lists_the_config_files_and_chats_with_their_ids(
 def test_no_subscriptions_says_how_to_add_one(run_cli) -> None:
     empty = run_cli("subscriptions")
     assert empty.returncode == 0 and "no subscriptions" in empty.stdout and "subscribe" in empty.stdout
+
+
+def test_subscriptions_say_which_source_a_delivery_reads(
+    run_cli, tmp_path: Path, clean_env: Path, monkeypatch
+) -> None:
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    config = tmp_path / "prdigest.toml"
+    config.write_text(
+        f'[[repos]]\nname = "acme/app"\ngit = "{clone}"\n\n'
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/app"\n\n'
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/web"\n'
+    )
+    listed = run_cli("subscriptions", "--config", str(config), "--json")
+    assert listed.returncode == 0, listed.stderr
+    reads = {s["repo"]: s["reads"] for s in map(json.loads, listed.stdout.splitlines())}
+    assert reads == {"acme/app": f"git {clone}", "acme/web": "cache (no GitHub token)"}
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
+    table = run_cli("subscriptions", "--config", str(config))
+    assert table.returncode == 0, table.stderr
+    rows = {repo: line for line in table.stdout.splitlines() for repo in reads if repo in line}
+    assert "git" in rows["acme/app"] and "github" not in rows["acme/app"]
+    assert "github" in rows["acme/web"]

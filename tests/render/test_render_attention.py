@@ -66,7 +66,7 @@ def test_each_reason_reads_in_both_languages() -> None:
         assert f"## {t['att_heading']}" in md
         section = md.split(f"## {t['att_heading']}")[1].split("\n## ")[0]
         for n, reason in zip((12, 15, 21), REASONS[lang], strict=True):
-            [line] = [line for line in section.splitlines() if f"#{n} " in line]
+            [line] = [line for line in section.splitlines() if f"[#{n}](" in line]  # linked to the PR
             assert reason in line and "alice" in line
 
 

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from html.parser import HTMLParser
 
 import pytest
-from test_render_support import LANGS, REPORT_URL, demo_report
+from test_render_support import LANGS, REPORT_URL, demo_report, markdown_shown
 
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.i18n import report_texts
@@ -76,7 +76,7 @@ def _shown_titles(text: str, report: Report) -> list[str]:
 def test_the_markdown_lists_five_follow_ups_and_counts_the_rest_in_one_line(lang: str) -> None:
     report = many(lang)
     t = report_texts(lang, report.window.since, report.window.until)
-    text = render_markdown(report)
+    text = markdown_shown(render_markdown(report))
     section = text.split(f"## {t['s_followups']}\n")[1].split("\n## ")[0]
     lines = [line for line in section.splitlines() if line.strip()]
     assert len(lines) <= 6, section

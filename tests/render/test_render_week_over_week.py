@@ -15,6 +15,7 @@ from test_render_support import (
     check_lark_card,
     check_slack_message,
     demo_report,
+    markdown_shown,
 )
 
 from prdigest.analysis.trend import stats_figures, trend
@@ -53,7 +54,7 @@ def test_the_markdown_report_says_the_trend_the_continued_theme_and_the_follow_u
     report = compared("en")
     merged = report.stats.merged_prs
     change = f"{(merged - 5) / 5:+.0%}"
-    text = render_markdown(report)
+    text = markdown_shown(render_markdown(report))
     assert f"- Merged PRs {merged}, {change} on the 4-week mean; Key PRs {report.stats.key_prs}," in text
     assert "Risks that rose: " in text
     assert "_Continues from #901 #902._" in text
@@ -63,7 +64,7 @@ def test_the_markdown_report_says_the_trend_the_continued_theme_and_the_follow_u
 
 
 def test_the_chinese_report_says_it_in_chinese() -> None:
-    text = render_markdown(compared("zh"))
+    text = markdown_shown(render_markdown(compared("zh")))
     assert "较前 4 周均值" in text and "上升的风险" in text
     assert "延续自 #901 #902" in text and "## 风险跟进" in text and "未解决 · 2 周" in text
 

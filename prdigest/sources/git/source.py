@@ -25,6 +25,7 @@ from prdigest.models import FileChange, OptionChanges, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
 from prdigest.sources.git.output import BlobIds, numstat_changes, stream_records
+from prdigest.sources.git.remote import origin, web_url
 from prdigest.sources.options.patch import Touched, defining_files
 from prdigest.sources.parsing import excerpt, references
 
@@ -37,7 +38,6 @@ _SQUASH = re.compile(r"(?<!\s)\s*\(#(\d+)\)\s*$")  # no restart inside a run of 
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$", re.IGNORECASE)
-_REMOTE = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
@@ -52,6 +52,7 @@ _CONFIG = (
     *("-c", "core.packedGitWindowSize=4m", "-c", "core.packedGitLimit=16m"),
 )
 _WALK_CONFIG = (*_CONFIG, "-c", "core.deltaBaseCacheLimit=32m")  # the last -c of a key wins
+
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
 
@@ -76,7 +77,16 @@ class GitSource(Source):
     kind = "git"
     unavailable = UNAVAILABLE
 
-    def __init__(self, path: str | Path, repo: str | None = None, ref: str | None = None, lang: str = "en"):
+    def __init__(
+        self,
+        path: str | Path,
+        repo: str | None = None,
+        ref: str | None = None,
+        lang: str = "en",
+        web: str = "https://github.com",
+    ):
+        """``repo`` names the repository (else the origin remote does, else ``local/<folder>``); a named
+        one's PRs link to ``web`` (GitHub's, or a GitHub Enterprise host's), unless origin is on GitHub."""
         self.path = Path(path).expanduser()
         self.lang = lang  # of the read's warnings
         if not self.path.is_dir():
@@ -86,8 +96,9 @@ class GitSource(Source):
         if inside.strip() != "true" and bare.strip() != "true":
             raise SourceError(f"{self.path} is not a git repository")
         self.ref = ref or self._default_ref()
-        self.repo = repo or self._repo_name()
-        self.web_url = self._web_url()
+        host, named = origin(self._remote_url())
+        self.repo = repo or named or f"local/{self.path.resolve().name}"
+        self.web_url = web_url(self.repo, host, web if repo else None)
 
     # --- git ------------------------------------------------------------------
 
@@ -117,19 +128,6 @@ class GitSource(Source):
 
     def _remote_url(self) -> str:
         return self._git("remote", "get-url", "origin", check=False).strip()
-
-    def _repo_name(self) -> str:
-        match = _REMOTE.search(self._remote_url())
-        if match:
-            return f"{match.group(1)}/{match.group(2)}"
-        return f"local/{self.path.resolve().name}"
-
-    def _web_url(self) -> str | None:
-        url = self._remote_url()
-        if "github" not in url or self.repo.startswith("local/"):
-            return None
-        host = re.sub(r"^(?:https?://|ssh://)?(?:[^@/]+@)?([^/:]+).*$", r"\1", url)
-        return f"https://{host}/{self.repo}"
 
     # --- reading --------------------------------------------------------------
 
