@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
 import threading
 from pathlib import Path
@@ -57,8 +58,10 @@ def test_json_lines_with_timings_and_no_secret(tmp_path: Path) -> None:
     finally:
         logging.getLogger().removeHandler(handler)
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
-    answered = next(entry for entry in lines if entry["message"] == "slack message answered")
+    answered = next(entry for entry in lines if entry.get("command") == "top")
+    assert re.fullmatch(r"slack command top in C1: ok in \d+ ms", answered["message"]), answered
     assert answered["reply"] == "prs" and answered["ms"] >= 0 and answered["chat"] == "C1"
+    assert answered["outcome"] == "ok" and answered["level"] == "info"
     text = stream.getvalue()
     for secret in secrets_of(settings):
         assert secret not in text

@@ -244,7 +244,7 @@ class BotCore:
                 self._warm[lane.warms] = None
                 if len(self._warm) > WARM_KEYS:
                     self._warm.popitem(last=False)
-        log.info(
+        log.debug(  # the command's own line is the handlers' (its name, chat, outcome and time)
             "%s %s answered", inbound.platform, "button" if inbound.action else "message",
             extra={"platform": inbound.platform, "chat": inbound.chat_id, "event": inbound.event_id,
                    "reply": reply.kind, "lane": "slow" if lane.slow else "fast",

@@ -195,7 +195,10 @@ class WeeklyScheduler:
         with self._lock:
             self._failing.pop(sub.id, None)
         ms = round((perf_counter() - started) * 1000, 1)
-        log.info("weekly report %s", outcome.describe(), extra={**fields, "status": outcome.status, "ms": ms})
+        log.info(
+            "weekly report %s to %s:%s in %.0f ms", outcome.describe(), sub.platform, sub.chat_id, ms,
+            extra={**fields, "status": outcome.status, "ms": ms},
+        )
         if (
             outcome.retry_at is not None
             and outcome.retry_at - fired <= self.grace

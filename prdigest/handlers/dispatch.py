@@ -50,7 +50,14 @@ def answer(req: Request, svc: Services) -> Reply:
     started = time.perf_counter()
     ctx = req.ctx
     command, reply = _answer(req.reading, ctx, svc)
-    observe_command(command, "error" if reply.kind == "error" else "ok", time.perf_counter() - started)
+    seconds, outcome = time.perf_counter() - started, "error" if reply.kind == "error" else "ok"
+    observe_command(command, outcome, seconds)
+    # One line per command, what the operator's log says of the chat: which command, where, how it went.
+    log.info(
+        "%s command %s in %s: %s in %.0f ms", ctx.platform, command, ctx.chat_id, outcome, seconds * 1000,
+        extra={"platform": ctx.platform, "chat": ctx.chat_id, "command": command, "outcome": outcome,
+               "reply": reply.kind, "ms": round(seconds * 1000, 1)},
+    )  # fmt: skip
     if reply.report is None:
         return scrub_value(reply)
     # An answer the chat's subscriptions do not cover was the asker's (an admin, a direct message): so is

@@ -157,8 +157,10 @@ def test_serve_delivers_both_weekly_cards_once_answers_both_chats_and_stops_on_s
         assert served.get("/healthz") == (200, b"ok\n")
         served.wait_for(lambda: delivered(served, lark, lark_chat, slack, channel), 60, "both weekly cards")
         log = served.wait_log("weekly report prdigest:2:", 30)
-        assert re.search(r"weekly report prdigest:1:\S+: posted", log), log[-3000:]
-        assert re.search(r"weekly report prdigest:2:\S+: posted", log), log[-3000:]
+        # A line per delivery, with its chat and time, as the README says.
+        for key, chat in ((1, f"lark:{lark_chat}"), (2, f"slack:{channel}")):
+            line = rf"weekly report prdigest:{key}:\S+: posted.* to {chat} in \d+ ms"
+            assert re.search(line, log), log[-3000:]
         (card,) = lark_weekly(lark, lark_chat)
         (message,) = slack_weekly(slack, channel)
         # The figure, with the change against the earlier weeks after it when there were any.
