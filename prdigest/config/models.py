@@ -85,6 +85,37 @@ class RepoSettings(_Section):
         return value
 
 
+# A GitHub login: letters, digits and single hyphens inside, at most 39 characters.
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
+
+
+class PersonSettings(_Section):
+    """One person (``[[people]]``): the GitHub login a clone's commits by these emails are named by."""
+
+    github: str
+    email: list[str] = Field(min_length=1)
+
+    @field_validator("email", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("github")
+    @classmethod
+    def _login(cls, value: str) -> str:
+        if not _LOGIN.fullmatch(value):
+            raise ValueError(f"{value!r} is not a GitHub login")
+        return value
+
+    @field_validator("email")
+    @classmethod
+    def _emails(cls, value: list[str]) -> list[str]:
+        for email in value:
+            if email.count("@") != 1 or " " in email.strip() or email.strip().startswith("@"):
+                raise ValueError(f"{email!r} is not an email address")
+        return [email.strip() for email in value]
+
+
 class AttentionSettings(_Section):
     """When an open PR needs attention (the report's "open PRs needing attention", GitHub only)."""
 
@@ -284,6 +315,7 @@ class Settings(_Section):
     report: ReportSettings = Field(default_factory=ReportSettings)
     github: GithubSettings = Field(default_factory=GithubSettings)
     repos: list[RepoSettings] = []
+    people: list[PersonSettings] = []
     attention: AttentionSettings = Field(default_factory=AttentionSettings)
     admins: AdminSettings = Field(default_factory=AdminSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)
@@ -305,6 +337,10 @@ class Settings(_Section):
         file is layered into a later one (`config.repo_file`)."""
         key = name.casefold()
         return next((r for r in reversed(self.repos) if r.name.casefold() == key), RepoSettings(name=name))
+
+    def logins(self) -> dict[str, str]:
+        """The ``[[people]]`` logins by email (any capitals), for sources that know only emails."""
+        return {email.casefold(): p.github for p in self.people for email in p.email}
 
     def repos_of(self, owner: str) -> list[str]:
         """The [[repos]] entries of ``owner`` (a user or organization; case does not matter)."""

@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 SourceFactory = Callable[["Settings", str], "Source | None"]
 
 
-def _configured_clone(settings: Settings, repo: str) -> Source | None:
-    clone = settings.repo(repo).git
-    if clone is None:
-        return None
+def _clone(settings: Settings, path: str | Path, repo: str | None) -> Source:
     from prdigest.sources.git.source import GitSource
 
-    return GitSource(clone, repo=repo, lang=settings.report.language, web=settings.github.web_url)
+    return GitSource(
+        path, repo=repo, lang=settings.report.language, web=settings.github.web_url, logins=settings.logins()
+    )
+
+
+def _configured_clone(settings: Settings, repo: str) -> Source | None:
+    clone = settings.repo(repo).git
+    return None if clone is None else _clone(settings, clone, repo)
 
 
 def _github(settings: Settings, repo: str) -> Source | None:
@@ -65,9 +69,7 @@ def open_source(
     if git and fixture:
         raise SourceError("choose one source: --git PATH or --fixture FILE")
     if git:
-        from prdigest.sources.git.source import GitSource
-
-        return GitSource(git, repo=repo, lang=settings.report.language, web=settings.github.web_url)
+        return _clone(settings, git, repo)
     if fixture:
         from prdigest.sources.fixture import FixtureSource
 

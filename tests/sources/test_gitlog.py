@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 from conftest import commit, git, new_repo
 
-from prdigest.errors import SourceError
+from prdigest.config import load_settings
+from prdigest.errors import ConfigError, SourceError
 from prdigest.models import Window
 from prdigest.sources.diffs import DIFF_LINES_PER_PR
 from prdigest.sources.git import source as gitlog
 from prdigest.sources.git.source import GitSource, identity
+from prdigest.sources.registry import open_source
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")
 
@@ -214,3 +216,35 @@ def test_a_reader_that_stops_early_ends_git_and_its_pump(repo: Path) -> None:
         stream.close()  # mid-way: git is killed, its pump ends
     assert GitSource(repo).fetch_pr(14) is not None  # the history's last record: the pump already ended
     assert set(threading.enumerate()) - before == set()
+
+
+def test_configured_people_are_named_by_their_login(tmp_path: Path) -> None:
+    path = new_repo(tmp_path / "clone")
+    commit(path, "initial", "2026-09-01T10:00:00+08:00")
+    for number, email in ((21, "Jane.Doe@acme.example"), (22, "jane@home.example"), (23, "sam@acme.example")):
+        (path / f"f{number}.py").write_text("x = 1\n")
+        commit(path, f"fix: one (#{number})", "2026-09-08T10:00:00+08:00", name="Someone", email=email)
+    config = tmp_path / "prdigest.toml"
+    config.write_text('[[people]]\ngithub = "jdoe"\nemail = ["jane.doe@acme.example", "jane@home.example"]\n')
+    source = open_source(load_settings(config, env={}), path, None, None)
+    assert isinstance(source, GitSource)
+    assert {p.number: p.author for p in source.fetch(WEEK)} == {21: "jdoe", 22: "jdoe", 23: "Someone"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        (
+            'github = "not a login"\nemail = "a@b.example"',
+            "people.0.github: 'not a login' is not a GitHub login",
+        ),
+        ('github = "jdoe"\nemail = "nobody"', "people.0.email: 'nobody' is not an email address"),
+        ('github = "jdoe"', "people.0.email: Field required"),
+    ],
+)
+def test_a_malformed_person_is_one_line_naming_it(tmp_path: Path, entry: str, said: str) -> None:
+    config = tmp_path / "prdigest.toml"
+    config.write_text(f"[[people]]\n{entry}\n")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(config, env={})
+    assert said in str(raised.value) and "\n" not in str(raised.value).strip()

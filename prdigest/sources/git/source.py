@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -84,11 +84,14 @@ class GitSource(Source):
         ref: str | None = None,
         lang: str = "en",
         web: str = "https://github.com",
+        logins: Mapping[str, str] | None = None,
     ):
         """``repo`` names the repository (else the origin remote does, else ``local/<folder>``); a named
-        one's PRs link to ``web`` (GitHub's, or a GitHub Enterprise host's), unless origin is on GitHub."""
+        one's PRs link to ``web`` (GitHub's, or a GitHub Enterprise host's), unless origin is on GitHub.
+        ``logins`` names the authors of these emails (casefolded) by their GitHub login."""
         self.path = Path(path).expanduser()
         self.lang = lang  # of the read's warnings
+        self.logins = dict(logins or {})
         if not self.path.is_dir():
             raise SourceError(f"{self.path} is not a directory")
         inside = self._git("rev-parse", "--is-inside-work-tree", check=False)
@@ -323,7 +326,7 @@ class GitSource(Source):
             title, _, body = body.partition("\n")
             title = title.strip() or subject
             body = body.strip()
-            merged_by = identity(c.author_name, c.author_email)
+            merged_by = identity(c.author_name, c.author_email, self.logins)
             author = branch_authors.get(c.parents[1], author)
         else:
             squash = _SQUASH.search(subject)
@@ -339,7 +342,7 @@ class GitSource(Source):
             sha=c.sha,
             title=title,
             body=body,
-            author=identity(*author),
+            author=identity(*author, self.logins),
             merged_at=c.committed_at,
             merged_by=merged_by,
             base_branch=self.ref.removeprefix("refs/remotes/origin/") if self.ref != "HEAD" else None,
@@ -389,7 +392,9 @@ def _named(commit: _Commit) -> str:
     return f"#{found.group(1)}" if found else commit.sha[:10]
 
 
-def identity(name: str, email: str) -> str:
-    """A GitHub login where the email gives it away (noreply addresses), else the author's name."""
+def identity(name: str, email: str, logins: Mapping[str, str] | None = None) -> str:
+    """A GitHub login where the email gives it away (``logins``, the configured people's, or a noreply
+    address), else the author's name."""
+    login = (logins or {}).get(email.strip().casefold())
     match = _NOREPLY.match(email.strip())
-    return match.group(1) if match else (name.strip() or email.strip())
+    return login or (match.group(1) if match else (name.strip() or email.strip()))
