@@ -2,7 +2,8 @@
 prdigest renders (the report page, the chat-card previews). Not a test module of its own.
 
 `chromium(profile)` starts a browser with a fresh profile and ends it in teardown; `open_page` opens a
-URL in a new target at a device size; `evaluate` returns a JavaScript value.
+URL in a new target at a device size; `evaluate` returns a JavaScript value; `boxes` where elements lie
+on the page; `full_page_screenshot` the whole page, not only its first screen.
 """
 
 from __future__ import annotations
@@ -124,6 +125,38 @@ def screenshot(devtools: DevTools, session: str, path: Path) -> bytes:
     png = base64.b64decode(devtools.call("Page.captureScreenshot", session, format="png")["data"])
     path.write_bytes(png)
     return png
+
+
+def full_page_screenshot(devtools: DevTools, session: str, path: Path) -> tuple[int, int]:
+    """The whole page as one PNG at its layout width (not only the viewport); its (width, height) in px."""
+    width, height = page_size(devtools, session)
+    clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
+    shot = devtools.call(
+        "Page.captureScreenshot", session, format="png", captureBeyondViewport=True, clip=clip
+    )["data"]
+    path.write_bytes(base64.b64decode(shot))
+    return width, height
+
+
+def page_size(devtools: DevTools, session: str) -> tuple[int, int]:
+    """The laid-out document's full (scrollWidth, scrollHeight) in CSS px."""
+    size = evaluate(
+        devtools, session, "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+    )
+    assert isinstance(size, list), size
+    return int(size[0]), int(size[1])
+
+
+def boxes(devtools: DevTools, session: str, selector: str) -> list[tuple[float, float]]:
+    """The (top, bottom) in page px of every element ``selector`` finds, whatever the scroll position."""
+    found = evaluate(
+        devtools,
+        session,
+        f"Array.from(document.querySelectorAll({json.dumps(selector)}), e => {{"
+        "const r = e.getBoundingClientRect(); return [r.top + scrollY, r.bottom + scrollY]; })",
+    )
+    assert isinstance(found, list), found
+    return [(float(top), float(bottom)) for top, bottom in found]
 
 
 def errors(devtools: DevTools) -> list[str]:

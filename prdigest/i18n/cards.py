@@ -30,6 +30,7 @@ TEXT: dict[str, dict[str, str]] = {
         "page_contents": "目录",
         "page_generated": "生成于 {at}",
         "page_this_week": "本周",
+        "page_more": "另有 {n} 个",
         # the weekly digest and its thread
         "c_stop": "。",
         "c_risks_figure": "风险",
@@ -69,6 +70,7 @@ TEXT: dict[str, dict[str, str]] = {
         "page_contents": "Contents",
         "page_generated": "Generated {at}",
         "page_this_week": "this week",
+        "page_more": "and {n} more",
         # the weekly digest and its thread
         "c_stop": ". ",
         "c_risks_figure": "Risks",

@@ -1,14 +1,18 @@
 """The full report as one self-contained HTML page: inline CSS and SVG charts, no scripts, no requests.
 
-Same six sections as the Markdown report, plus every PR with an anchor (`#pr-N`); every "#N" of a PR
-on the page links to its anchor. Each figure is shown once, as a chart only where a chart tells more
-than a line (see chart_choice). Untrusted text stays inert through jinja2's autoescape; links go only
-to the PRs' own https URLs and to anchors on the page.
+Same six sections as the Markdown report, plus every PR with an anchor (`#pr-N`). Read on a phone first:
+its first screen holds the week's judgement (risk level and what drives it), its headline figures and the
+top story; the distributions, hot files and the PR list follow in the appendix, each long list showing
+its top TOP and the rest collapsed. Each figure is shown once, as a chart only where a chart tells more
+than a line (see chart_choice). Every "#N" of a PR links to the PR where the source knows its link, else
+to its row on the page. Untrusted text stays inert through jinja2's autoescape; links go only to the PRs'
+own https URLs and to anchors on the page.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -17,25 +21,32 @@ from markupsafe import Markup, escape
 from prdigest.i18n import report_texts, risk_name
 from prdigest.i18n.tags import tag_name, tag_share
 from prdigest.models import OpenPR, Report, RiskFollowup
-from prdigest.render.attention import checks_warning, dismissal_words, open_prs, reason_words
+from prdigest.render.attention import checks_warning, dismissal_words, open_pr_urls, open_prs, reason_words
 from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
+from prdigest.render.digest import verdict
 from prdigest.render.markdown import title
 from prdigest.render.team import team_name, top_risk
-from prdigest.render.views import ReportRef, engine_note, key_prs, pr_url, pr_urls, score, window_text
+from prdigest.render.views import ReportRef, engine_note, key_prs, pr_urls, ranked, score, window_text
 from prdigest.render.week_words import (
     basis,
     capped,
+    change_text,
     cited_urls,
     continues_words,
+    figure_with_change,
     followup_words,
     followups_counts,
     followups_shown,
-    trend_words,
 )
 
-# "#123" not preceded by "&" (an escaped entity such as &#39;) or an ASCII word character.
-_PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)\b")
+# Hot files and PRs shown before "and N more". The top ten stay visible and only the rest is collapsed:
+# the ones a reader came for need no click, and the count on the closed part says how much is left.
+TOP = 10
+
+# "#123" not preceded by "&" (an escaped entity such as &#39;) nor touching an ASCII word character: Chinese
+# text runs on after a number ("#12和"), which \b would not count as its end.
+_PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)(?![0-9A-Za-z_])")
 _SLASH = re.compile(r"/(?=\S)")
 
 
@@ -72,7 +83,7 @@ def render_html(report: Report) -> str:
 def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool = False) -> Markup:
     """A report's sections under headings <h``h``>, their anchors prefixed ``a``; a team's ``overview``:
     its summary only."""
-    numbers = {p.number for p in report.prs}
+    link = _linker(report, a)
     return Markup(
         _env()
         .get_template("sections.html.j2")
@@ -82,29 +93,59 @@ def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool 
             t=t,
             a=a,
             h=h,
+            top=TOP,
             overview=overview,
             engine=engine_note(report, t),
+            lead=_lead(report, t, overview),
+            figures=_figures(report, t),
             key=key_prs(report),
+            prs=ranked(report.prs),
             tag_chart=_tag_chart(report, t),
             tag_lead=_tag_lead(report),
             per_day_chart=_per_day_chart(report, t),
             history_chart=_history_chart(report, t),
-            trend=trend_words(report, t),
-            continues=lambda numbers: _link_earlier(continues_words(numbers, t), cited_urls(report)),
+            continues=lambda numbers: _link_refs(continues_words(numbers, t), link),
             followups=_followups(report),
             followup_counts=followups_counts(report, t),
-            followup=lambda f: _link_earlier(followup_words(f, report.lang, t), cited_urls(report)),
+            followup=lambda f: _link_refs(followup_words(f, report.lang, t), link),
             capped=capped,
-            earlier_url=cited_urls(report).get,
-            refs=lambda text: _link_refs(text, numbers, a),
-            pr_url=pr_url,
+            link=link,
+            refs=lambda text: _link_refs(text, link),
             risk=lambda label: risk_name(label, report.lang),
+            risk_count=lambda label, n: figure_with_change(report, label, n, t),
             tag=lambda name: tag_name(name, report.lang),
             score=score,
             attention=_attention(report, t),
             dismissed=[] if overview else [dismissal_words(d, report.lang, t) for d in report.dismissed],
         )
     )
+
+
+def _lead(report: Report, t: dict[str, str], overview: bool) -> str:
+    """The judgement that opens the page: the model's summary when the LLM wrote one (its brief is the week
+    and its risk in a few sentences) and a team's; else the verdict, as the rules' summary paragraph
+    repeats the figures the tiles below it show."""
+    usage = report.llm_usage
+    if overview or (usage is not None and usage.narrative == "llm"):
+        return report.summary
+    return verdict(report, t)
+
+
+def _figures(report: Report, t: dict[str, str]) -> list[tuple[str, str, str, str]]:
+    """The headline tiles as (Stats field, name, value, change on the earlier periods or "")."""
+    s = report.stats
+
+    def change(name: str, value: int) -> str:
+        trend = s.trend.get(name)
+        return f"{change_text(trend, value, t)} · {basis(report, t)}" if trend else ""
+
+    return [
+        ("merged_prs", t["merged_prs"], str(s.merged_prs), change("merged_prs", s.merged_prs)),
+        ("key_prs", t["key_prs"], str(s.key_prs), change("key_prs", s.key_prs)),
+        ("avg_scores", t["avg_scores"], f"{score(s.avg_importance)} / {score(s.avg_insight)}", ""),
+        ("files_changed", t["files_changed"], str(s.files_changed), ""),
+        ("lines", t["lines"], f"+{s.additions} / -{s.deletions}", ""),
+    ]
 
 
 def _followups(report: Report) -> list[RiskFollowup]:
@@ -151,27 +192,23 @@ def _wrap(text: str) -> Markup:
     return Markup(_SLASH.sub("/<wbr>", str(escape(text))))
 
 
-def _link_refs(text: str, numbers: set[int], a: str) -> Markup:
-    """Escaped text in which "#N" of a PR on the page links to its anchor (``a``: its report's prefix)."""
+def _linker(report: Report, a: str) -> Callable[[int], Markup]:
+    """A PR number as a link: to the PR where the source links PRs (the report's, the earlier ones it cites,
+    the open ones), else to its row on the page (``a``: its report's anchor prefix), else plain "#N"."""
+    urls = {**cited_urls(report), **open_pr_urls(report.attention)}
+    rows = {p.number for p in report.prs}
 
-    def link(m: re.Match[str]) -> str:
-        number = int(m.group(1))
-        return f'<a href="#{a}pr-{number}">#{number}</a>' if number in numbers else m.group(0)
+    def link(n: int) -> Markup:
+        if n in urls:
+            return Markup('<a href="{}" rel="noopener noreferrer nofollow">#{}</a>').format(urls[n], n)
+        return Markup('<a href="#{}pr-{}">#{}</a>').format(a, n, n) if n in rows else Markup(f"#{n}")
 
-    return Markup(_PR_REF.sub(link, str(_wrap(text))))
+    return link
 
 
-def _link_earlier(text: str, urls: dict[int, str]) -> Markup:
-    """Escaped text of ours in which "#N" of an earlier PR links to the PR where the source links PRs."""
-
-    def link(m: re.Match[str]) -> str:
-        number = int(m.group(1))
-        url = urls.get(number)
-        return (
-            f'<a href="{escape(url)}" rel="noopener noreferrer nofollow">#{number}</a>' if url else m.group(0)
-        )
-
-    return Markup(_PR_REF.sub(link, str(escape(text))))
+def _link_refs(text: str, link: Callable[[int], Markup]) -> Markup:
+    """Escaped text (paths free to wrap) in which every "#N" is linked as ``link`` links it."""
+    return Markup(_PR_REF.sub(lambda m: str(link(int(m.group(1)))), str(_wrap(text))))
 
 
 def _tag_chart(report: Report, t: dict[str, str]) -> Markup | None:

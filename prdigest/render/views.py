@@ -11,7 +11,7 @@ string; `ActionValue.model_validate` reads either.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
@@ -144,7 +144,12 @@ LEVELS = (
 
 def key_prs(report: Report) -> list[ReportPR]:
     """The key PRs, most important first: the order every renderer lists them in."""
-    return sorted((p for p in report.prs if p.key), key=lambda p: (-(p.importance or 0), p.number))
+    return ranked(p for p in report.prs if p.key)
+
+
+def ranked(prs: Iterable[ReportPR]) -> list[ReportPR]:
+    """PRs most important first, equals by number."""
+    return sorted(prs, key=lambda p: (-(p.importance or 0), p.number))
 
 
 def pr_url(pr: ReportPR | PRHead) -> str | None:

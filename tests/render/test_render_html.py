@@ -59,11 +59,16 @@ def test_every_pr_has_an_anchor_and_a_link_to_itself(demo: Report) -> None:
     for p in demo.prs:
         row = page.split(f'<tr id="pr-{p.number}"')[1].split("</tr>")[0]
         assert f'<a href="{p.url}" rel="noopener noreferrer nofollow">#{p.number}</a>' in row
-    for p in key_prs(demo):  # the key-PR table and theme stories point at the anchors
-        assert f'<a href="#pr-{p.number}">#{p.number}</a>' in page
     first = demo.themes[0].prs[0]
-    story = page.split("<h3")[1]
-    assert f'<a href="#pr-{first}">#{first}</a>' in story
+    url = next(p.url for p in demo.prs if p.number == first)
+    assert f'<a href="{url}" rel="noopener noreferrer nofollow">#{first}</a>' in page.split("<h3")[1]
+    # A source that knows no links (a clone of no known origin): each "#N" points at its PR's row instead.
+    unlinked = demo.model_copy(update={"prs": [p.model_copy(update={"url": None}) for p in demo.prs]})
+    page = render_html(unlinked)
+    assert "https://" not in page
+    for p in key_prs(unlinked):  # the key-PR table and theme stories point at the anchors
+        assert f'<a href="#pr-{p.number}">#{p.number}</a>' in page.split('id="key-prs"')[1]
+    assert f'<a href="#pr-{first}">#{first}</a>' in page.split("<h3")[1]
 
 
 def test_the_page_fetches_nothing(demo: Report) -> None:

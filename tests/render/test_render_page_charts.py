@@ -15,6 +15,7 @@ from prdigest.i18n import texts
 from prdigest.i18n.tags import TAG_NAMES, tag_name, tag_share
 from prdigest.models import Report, Stats
 from prdigest.render.chart_choice import dominant_tag
+from prdigest.render.charts import WIDTH
 from prdigest.render.html import render_html
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -170,8 +171,8 @@ def test_the_chinese_page_names_tags_in_chinese() -> None:
         assert cell == ", ".join(tag_name(tag, "zh") for tag in p.tags)
         assert not set(cell.split(", ")) & (set(TAGS) - {"ci"})  # no English built-in tag left
     assert "rollout</td>" in page  # the repository's own tag as written
-    summary = page.split('<section id="summary">')[1].split("</section>")[0]
-    assert "测试" in summary and not re.search(r">\s*(testing|bugfix|feature)\b", summary)
+    figures = page.split('<section id="figures">')[1].split("<table")[0]  # the distributions
+    assert "测试" in figures and not re.search(r">\s*(testing|bugfix|feature)\b", figures)
 
 
 def test_every_pr_number_on_the_page_is_a_link() -> None:
@@ -189,7 +190,8 @@ def test_every_pr_number_on_the_page_is_a_link() -> None:
     main = page.split("<main>")[1]
     unlinked = re.findall(r"(?<![&\w\"])#(\d+)", re.sub(r"<a [^>]*>#\d+</a>", "", main))
     assert unlinked == []
-    assert main.count(f'<a href="#pr-{first}">#{first}</a>') >= 4
+    # to the PR itself, which the source links
+    assert main.count(f'<a href="{report.prs[0].url}" rel="noopener noreferrer nofollow">#{first}</a>') >= 5
 
 
 def test_chart_sizes_follow_their_bars() -> None:
@@ -199,4 +201,4 @@ def test_chart_sizes_follow_their_bars() -> None:
     days = {date(2026, 1, 1) + timedelta(days=i): 1 for i in range(90)}
     long = week_report(scaled_prs(40), "en").model_copy(update={"stats": Stats(merged_prs=90, per_day=days)})
     quarter = svg(render_html(long), "Merged per day")
-    assert quarter is not None and 'width="480"' in quarter.split(">")[0]  # many days share the width
+    assert quarter is not None and f'width="{WIDTH}"' in quarter.split(">")[0]  # many days share the width

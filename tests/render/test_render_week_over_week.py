@@ -87,7 +87,8 @@ def test_the_page_says_it_links_the_earlier_prs_and_charts_the_earlier_mean() ->
     report = compared("en")
     page = render_html(report)
     base = report.prs[0].url.rsplit("/", 1)[0]
-    assert "on the 4-week mean" in page and 'id="followups"' in page and "Risk follow-ups" in page
+    merged = page.split('<div class="merged_prs">')[1].split("</div>")[0]  # says what it is compared with
+    assert "· 4-week mean</span>" in merged and 'id="followups"' in page and "Risk follow-ups" in page
     assert f'<a href="{base}/901" rel="noopener noreferrer nofollow">#901</a>' in page  # the theme's
     assert f'<a href="{base}/903" rel="noopener noreferrer nofollow">#903</a>' in page  # a follow-up's
     assert 'stroke-dasharray="4 3"' in page and "4-week mean 5" in page
