@@ -40,7 +40,7 @@ from prdigest.render.week_words import (
     followups_shown,
 )
 
-# Hot files and PRs shown before "and N more". The top ten stay visible and only the rest is collapsed:
+# Hot files, authors, key PRs and PRs shown before "and N more". The top ten stay visible, the rest closed:
 # the ones a reader came for need no click, and the count on the closed part says how much is left.
 TOP = 10
 
