@@ -196,7 +196,11 @@ class WeeklyScheduler:
             self._failing.pop(sub.id, None)
         ms = round((perf_counter() - started) * 1000, 1)
         log.info(
-            "weekly report %s to %s:%s in %.0f ms", outcome.describe(), sub.platform, sub.chat_id, ms,
+            "weekly report %s to %s:%s in %.0f ms",
+            outcome.describe(),
+            sub.platform,
+            sub.chat_id,
+            ms,
             extra={**fields, "status": outcome.status, "ms": ms},
         )
         if (

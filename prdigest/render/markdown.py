@@ -30,7 +30,7 @@ _LIVE = re.compile(
     r"|(?:(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*://|\b[Ww]{3}\.)[^\s`|\\<>\u0080-\uffff]*",
 )
 _MARKUP = re.compile(r"([\\`*_\[\]<>|~])")
-_PR_REF = re.compile(r"(?<![&\w])#(\d+)\b")  # "#12" in a text, not "&#12;" nor "a#12"
+_PR_REF = re.compile(r"(?<![&0-9A-Za-z_])#(\d+)(?![0-9A-Za-z_])")  # "#12", "见#12和", not "&#12;", "a#12"
 
 
 def _link(number: int, url: str) -> str:

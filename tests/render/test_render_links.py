@@ -57,3 +57,14 @@ def test_a_pr_without_its_own_link_is_cited_as_a_number() -> None:
     assert first not in pr_urls(report)
     slack = " ".join(strings_of(slack_messages(report)))
     assert f"#{first}" in slack and "javascript" not in slack
+
+
+def test_the_markdown_links_numbers_inside_chinese_text_and_not_entities() -> None:
+    from prdigest.render.markdown import render_markdown
+
+    report = demo_report("zh")
+    urls = pr_urls(report)
+    a, b = list(urls)[:2]
+    report.risk_observations[0].evidence = f"见#{a}和#{b}，另见 a#{a} 与 &#{b};"
+    markdown = render_markdown(report)
+    assert f"见[#{a}]({urls[a]})和[#{b}]({urls[b]})，另见 a#{a} 与 &#{b};" in markdown
