@@ -17,6 +17,7 @@ from pydantic.dataclasses import dataclass
 
 from prdigest import LANGS as LANGS  # the languages, and their type, are the package's
 from prdigest import Lang as Lang
+from prdigest.model_base import ReviewFlow as ReviewFlow  # the review flow's figures live in model_base
 from prdigest.model_base import share_every_field
 from prdigest.window import Window as Window  # the period and its helpers live in window.py
 from prdigest.window import is_iso_week as is_iso_week
@@ -134,6 +135,7 @@ class PullRequest(_Many):
     author_association: str | None = None
     labels: list[str] | None = None
     created_at: datetime | None = None
+    ready_at: datetime | None = None  # when a draft was last marked ready for review (not in content_hash)
     merged_at: datetime
     merged_by: str | None = None
     base_branch: str | None = None
@@ -155,7 +157,7 @@ class PullRequest(_Many):
     options: OptionChanges | None = None
     source: str = "fixture"  # its source's kind, one of subscription.SOURCE_KINDS
 
-    @field_validator("merged_at", "created_at")
+    @field_validator("merged_at", "created_at", "ready_at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
@@ -175,7 +177,7 @@ class PullRequest(_Many):
 
     def content_hash(self) -> str:
         """Hash of everything an analysis reads; a changed PR is analysed again."""
-        payload = self.model_dump_json(exclude={"source"})
+        payload = self.model_dump_json(exclude={"source", "ready_at"})
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -249,6 +251,7 @@ class Stats(_Model):
     direct_pushes: int = 0
     # How many PRs each engine analysed.
     engines: dict[str, int] = {}
+    review_flow: ReviewFlow | None = None  # how long PRs waited for reviews; None: the source knows none
     # Week over week: figure (merged_prs, key_prs, additions, deletions, authors, and each risk label's
     # count) -> its earlier values and the change; empty when no earlier period is known (see Trend).
     trend: dict[str, Trend] = {}

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from prdigest.analysis.review_flow import review_flow
 from prdigest.analysis.risks.level import level_cause, level_sentence, risk_level
 from prdigest.analysis.rules import RISK_WEIGHT, released
 from prdigest.analysis.stories.group import find_stories
@@ -70,6 +71,9 @@ def build_report(
     pushes = [p for p in items if p.is_direct_push]
     analyses = analyses or {}
     stats = compute_stats(merged, pushes, window, settings)
+    unavailable = sorted(set(unavailable))
+    # Unknown, not zero, where the source knows no reviews (a clone).
+    stats.review_flow = review_flow(merged) if "reviews" not in unavailable else None
     key = key_numbers([p.number for p in merged], analyses, settings)
     report = Report(
         repo=repo,
@@ -83,7 +87,7 @@ def build_report(
         direct_pushes=[
             DirectPush(sha=p.sha or "", title=p.title, author=p.author, merged_at=p.merged_at) for p in pushes
         ],
-        unavailable=sorted(set(unavailable)),
+        unavailable=unavailable,
     )
     if analyses:
         _add_analysis_figures(report, key, analyses)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from prdigest.analysis import pr_text
 from prdigest.analysis.facts import Facts, facts
+from prdigest.analysis.review_flow import reviewers_of
 from prdigest.analysis.risks import rules as risk_rules
 from prdigest.analysis.risks.behaviour import cosmetic, product_lines
 from prdigest.analysis.risks.common import may_hold
@@ -25,7 +26,7 @@ from prdigest.i18n import texts
 from prdigest.models import PRAnalysis, PullRequest, RiskLabel
 from prdigest.path_kinds import is_ci, is_dependency
 
-RULES_VERSION = "rules-5"  # the analysis cache key: bumped when the rules change
+RULES_VERSION = "rules-6"  # the analysis cache key: bumped when the rules change
 
 # Risk label -> the PR fields it needs, and how much it weighs (see taxonomy.Risk).
 RISK_INPUTS = {risk.name: risk.inputs for risk in RISKS}
@@ -116,7 +117,18 @@ def core_path(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> 
     return None
 
 
-# Each risk label's rule is the function named as the label (a label without one fails at import).
+def unreviewed_core_change(pr: PullRequest, f: Facts, tags: list[str], t: dict[str, str]) -> Evidence:
+    assert pr.reviews is not None
+    if f.core_paths and not reviewers_of(pr):
+        more = f" (+{len(f.core_paths) - 3})" if len(f.core_paths) > 3 else ""
+        own = [r.state for r in pr.reviews if r.author == pr.author and not r.is_bot]
+        key = "ev_unreviewed_core_own" if own else "ev_unreviewed_core"
+        return t[key].format(paths=", ".join(f.core_paths[:3]) + more), "reviews"
+    return None
+
+
+# Each PR's risk label's rule is the function named as the label (a label without one fails at import);
+# the week's labels (`Risk.weekly`) are found of the week's PRs together.
 _RULES = {
     rule.__name__: rule
     for rule in (
@@ -129,12 +141,13 @@ _RULES = {
         fork_no_bot_review,
         unresolved_threads,
         core_path,
+        unreviewed_core_change,
         risk_rules.no_tests,
         risk_rules.dependency_change,
     )
 }
 RISK_RULES: dict[str, Callable[[PullRequest, Facts, list[str], dict[str, str]], Evidence]] = {
-    risk.name: _RULES[risk.name] for risk in RISKS
+    risk.name: _RULES[risk.name] for risk in RISKS if not risk.weekly
 }
 
 

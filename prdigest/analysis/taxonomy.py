@@ -56,6 +56,7 @@ class Risk:
     judged: int | None = None  # a judgement of the diff and text (the LLM's too), in the order stories
     # name their costs; None: a fact the model cannot check (reviews, checks, forks, core paths)
     high_at: int | None = None  # this many in one week make the week's risk high
+    weekly: bool = False  # found of the week's PRs together (analysis/review_flow.py), not of one PR alone
 
 
 # Default tags, in the order reports list ties.
@@ -117,9 +118,11 @@ RISKS: tuple[Risk, ...] = (
     Risk("large_low_review", 3, ("files", "reviews")),
     Risk("fork_no_bot_review", 3, ("is_fork", "reviews")),
     Risk("unresolved_threads", 3, ("review_threads",)),
+    Risk("unreviewed_core_change", 3, ("files", "reviews")),
     Risk("core_path", 2, ("files",)),
     Risk("no_tests", 2, ("files",), judged=4),
     Risk("dependency_change", 2, ("files",), judged=5),
+    Risk("review_concentration", 2, ("reviews",), weekly=True),
 )
 RISK_LABELS = tuple(risk.name for risk in RISKS)
 # The judgement labels, in the order stories name their costs.

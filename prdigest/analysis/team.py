@@ -13,11 +13,12 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import TypeVar
 
+from prdigest.analysis.review_flow import summarise
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.stories.text import n_prs, spaced
-from prdigest.analysis.trend import stats_figures, trend
+from prdigest.analysis.trend import REVIEW_FIGURES, stats_figures, trend
 from prdigest.i18n import risk_name, texts
-from prdigest.models import LLMUsage, PeriodFigures, Report, RiskLevel, Stats, Trend
+from prdigest.models import LLMUsage, PeriodFigures, Report, ReviewFlow, RiskLevel, Stats, Trend
 
 _K = TypeVar("_K", str, date)
 _LEVELS: tuple[RiskLevel, ...] = ("low", "medium", "high")
@@ -75,8 +76,18 @@ def combined_stats(stats: list[Stats]) -> Stats:
         files_changed=sum(s.files_changed for s in stats),
         direct_pushes=sum(s.direct_pushes for s in stats),
         engines=dict(_summed(s.engines for s in stats)),
+        review_flow=_review_flow([s.review_flow for s in stats]),
         trend=_trend(stats),
     )
+
+
+def _review_flow(flows: list[ReviewFlow | None]) -> ReviewFlow | None:
+    """The team's review flow: its medians over every repository's PRs, its reviews summed per reviewer;
+    None unless every repository's source knows reviews (a sum over some would read as the team's)."""
+    known = [f for f in flows if f is not None]
+    if not known or len(known) != len(flows):
+        return None
+    return summarise([row for f in known for row in f.prs], _summed(f.reviews_by_reviewer for f in known))
 
 
 def team_summary(report: Report, lang: str) -> str:
@@ -134,7 +145,11 @@ def _trend(stats: list[Stats]) -> dict[str, Trend]:
     if any(not s.trend for s in stats) or len(lengths) != 1:
         return {}
     (count,) = lengths
-    names = list(dict.fromkeys(name for s in stats for name in s.trend))
+    # A median is not summed: the team's review medians are not compared. Its PRs merged without review
+    # are, when every repository compares them.
+    seen = dict.fromkeys(name for s in stats for name in s.trend)
+    summed = {"merged_without_review"} if all("merged_without_review" in s.trend for s in stats) else set()
+    names = [name for name in seen if name not in REVIEW_FIGURES or name in summed]
     previous = [
         {name: sum(s.trend[name].previous[i] for s in stats if name in s.trend) for name in names}
         for i in range(count)

@@ -16,6 +16,8 @@ RISK_NAMES: dict[str, dict[str, str]] = {
         "perf_regression": "性能回退",
         "unresolved_threads": "评审意见未解决",
         "failing_checks": "检查失败仍合入",
+        "unreviewed_core_change": "核心路径变更未经评审",
+        "review_concentration": "评审集中在一人",
     },
     "en": {
         "core_path": "core-path change",
@@ -29,6 +31,8 @@ RISK_NAMES: dict[str, dict[str, str]] = {
         "perf_regression": "performance regression",
         "unresolved_threads": "unresolved review threads",
         "failing_checks": "merged with failing checks",
+        "unreviewed_core_change": "core-path change merged without review",
+        "review_concentration": "reviews carried by one reviewer",
     },
 }
 
@@ -140,6 +144,8 @@ TEXT: dict[str, dict[str, str]] = {
         "rec_perf_regression": "为性能回退建立基准，评估代价是否值得或安排后续优化：{items}。",
         "rec_unresolved_threads": "关闭合入时仍未解决的评审意见，或开 issue 跟踪：{prs}。",
         "rec_failing_checks": "复跑并修复合入时失败的检查，避免主干带病：{prs}。",
+        "rec_unreviewed_core_change": "请另一位维护者补审这些未经评审就合入的核心路径变更：{prs}。",
+        "rec_review_concentration": "把评审分给更多人（CODEOWNERS、轮值），别让一位评审者承担大半：{prs}。",
         "rec_hot_files": "本周被反复改动的热点文件（{files}）值得负责人统一审视叠加效果：{prs}。",
         "rec_item": "#{number}（{what}）",
         "rec_sep": "；",
@@ -284,6 +290,10 @@ TEXT: dict[str, dict[str, str]] = {
         "{items}.",
         "rec_unresolved_threads": "Close the review threads left unresolved at merge, or file issues for them: {prs}.",
         "rec_failing_checks": "Re-run and fix the checks that failed at merge, so main stays green: {prs}.",
+        "rec_unreviewed_core_change": "Have another maintainer review the core-path changes merged without "
+        "review: {prs}.",
+        "rec_review_concentration": "Spread the reviews (CODEOWNERS, a rotation) so that one reviewer does not "
+        "carry most of them: {prs}.",
         "rec_hot_files": "The files changed again and again this week ({files}) deserve an owner's look "
         "at the combined effect: {prs}.",
         "rec_item": "#{number} ({what})",

@@ -14,6 +14,7 @@ from prdigest.analysis.followups.track import follow_risks
 from prdigest.analysis.history import chart_periods, trend_periods
 from prdigest.analysis.noise import Noise, file_left_out, noise_for, period_figures
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
+from prdigest.analysis.review_flow import review_flow, trend_figures, week_risks
 from prdigest.analysis.rules_cache import cached_analyses, window_analyses
 from prdigest.analysis.trend import Figures, stats_figures, trend
 from prdigest.clock import utc_now
@@ -164,21 +165,33 @@ def _before_history(source: Source | None, period: Window) -> bool:
 
 
 def earlier_figures(
-    store: Store, repo: str, periods: list[Window], settings: Settings, lang: str, noise: Noise
+    store: Store,
+    repo: str,
+    periods: list[Window],
+    read: list[list[PullRequest]],
+    settings: Settings,
+    lang: str,
+    noise: Noise,
 ) -> list[Figures]:
     """Each period's figures: the counts in SQL (from the PRs the ``noise`` filters count, when they
-    narrow), key PRs and risks from the rules engine's (cached) analyses, by the report's own rules."""
+    narrow), key PRs and risks from the rules engine's (cached) analyses, by the report's own rules, and
+    the review flow of its PRs (``read``: each period's, as the filters keep them) where they know
+    reviews (a period without PRs has no review median, and none merged without review)."""
     taxonomy = settings.repo(repo).taxonomy
     out: list[Figures] = []
-    for period, ((prs, additions, deletions, authors), counted) in zip(
-        periods, period_figures(store, repo, periods, noise), strict=True
+    for period, prs_read, ((prs, additions, deletions, authors), counted) in zip(
+        periods, read, period_figures(store, repo, periods, noise), strict=True
     ):
-        analyses, _ = noise.quiet(analyse_window(store, repo, period, taxonomy, lang), counted)
+        analyses = week_risks(prs_read, analyse_window(store, repo, period, taxonomy, lang), lang)
+        analyses, _ = noise.quiet(analyses, counted)
         key = key_numbers(analyses, analyses, settings.report)
         counts = dict(
             merged_prs=prs, key_prs=len(key), additions=additions, deletions=deletions, authors=authors
         )
-        out.append({**counts, **risk_counts(analyses.values())})
+        merged = [p for p in prs_read if p.number is not None]
+        known = not merged or any(p.reviews is not None for p in merged)
+        flow = trend_figures(review_flow(merged)) if known else {}
+        out.append({**counts, **risk_counts(analyses.values()), **flow})
     return out
 
 
@@ -310,6 +323,7 @@ def _compute(
     if settings.llm is not None and use_llm:
         full = noise.keep(store.prs_in_window(name, window))  # the model reads the diffs
         analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang)
+    analyses = week_risks(prs, analyses, lang)  # the week's own: one reviewer carrying the reviews
     analyses, dismissed = noise.quiet(analyses, counted if noise.narrows else None)
     progress().phase("building the report")
     report = build_report(
@@ -328,12 +342,11 @@ def _compute(
         report = engine.narrate(report, analyses, instructions=settings.repo(name).extra_instructions)
     report.dismissed = dismissed
     if earlier:
+        read = [noise.keep(store.prs_in_window(name, period, excerpts=False)) for period in earlier]
         report.stats.trend = trend(
-            stats_figures(report.stats), earlier_figures(store, name, earlier, settings, lang, noise)
+            stats_figures(report.stats), earlier_figures(store, name, earlier, read, settings, lang, noise)
         )
-        before = noise.keep(
-            p for period in earlier for p in store.prs_in_window(name, period, excerpts=False)
-        )
+        before = [p for period_prs in read for p in period_prs]
         continue_themes(report.themes, prs, before)
         # The model judges what the rules found addressed, within the report's caps.
         followed = follow_risks(store, name, window, earlier, taxonomy, lang, settings.report, engine)

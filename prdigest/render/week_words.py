@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prdigest.analysis.rules import RISK_WEIGHT
 from prdigest.analysis.stories.text import listed
-from prdigest.analysis.trend import FIGURES
+from prdigest.analysis.trend import NOT_RISKS
 from prdigest.i18n import risk_name
 from prdigest.models import Report, RiskFollowup, Trend, is_iso_week
 from prdigest.render.attention import open_pr_urls
@@ -39,7 +39,7 @@ def figure_with_change(report: Report, name: str, value: float, t: dict[str, str
 
 def risk_kinds_trend(report: Report) -> Trend | None:
     """The number of kinds of risk that fired (the card's "risks" figure) against the earlier periods."""
-    labels = [trend for name, trend in report.stats.trend.items() if name not in FIGURES]
+    labels = [trend for name, trend in report.stats.trend.items() if name not in NOT_RISKS]
     merged = report.stats.trend.get("merged_prs")
     if merged is None:
         return None

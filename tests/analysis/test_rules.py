@@ -83,6 +83,14 @@ def test_each_risk_label_fires_with_its_evidence_source() -> None:
         "core_path": (make("refactor: sync", [core], reviews=[]), "paths"),
         "large_low_review": (make("refactor: sync", [core], reviews=reviews, review_threads=[]), "reviews"),
         "fork_no_bot_review": (make("fix: x", [("a.py", 1, 1)], is_fork=True, reviews=reviews), "reviews"),
+        "unreviewed_core_change": (  # approved by its author alone
+            make(
+                "fix: sync",
+                [("trainer/backends/sync.py", 3, 1)],
+                reviews=[Review(author="ann", state="APPROVED")],
+            ),
+            "reviews",
+        ),
         "tests_removed": (
             make(
                 "chore: drop",

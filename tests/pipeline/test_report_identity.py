@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "435475634e3294abcfe0238b7a59a754f0416cf1c01c085ce6e79cfc01122bc6",
-    "demo-en": "6a4f348a0d50269e86fedb5a49aa3dc2303cdc40bfd7931263fd02df0b77e75b",
-    "2000-zh": "6899548db2c87ad2a29c480284619b853f96fd3a80dd1f8a6b0c1a41e6df01e8",
-    "2000-en": "7d497dd722a06df1c6cde2ae3fa9ccd4c544db43a4f5f59c3dc3dc360a9b6cba",
+    "demo-zh": "1213b7b4d067b392a4e6da8f803c42d86959cabae4c1dbfb47e9f30eb60dbed3",
+    "demo-en": "fb4f833d313ebd4ccd93bb8bbd2b6ed58d468f949c896aad42c961a0683df258",
+    "2000-zh": "42edee24fe6ac07922f66949469722e1257fbc0158e1e5211d13ba462cefc0f9",
+    "2000-en": "0085b1100cf37578a31cfe32e9510834e7ddd5297666532ba28672b69d600fc4",
 }
 
 

@@ -38,7 +38,10 @@ FIXING_KINDS: dict[str, frozenset[str]] = {
 DEFAULT_FIXING = frozenset({"bugfix"})  # reviews, threads, checks: a later fix of the same code
 # Risks that say where to look, not what is wrong: a later PR of the same files does not make them
 # looked at. Only a PR that names the risk's PR as what it follows up closes one.
-BY_REFERENCE_ONLY = frozenset({"core_path", "hot_files", "large_low_review", "fork_no_bot_review"})
+BY_REFERENCE_ONLY = frozenset(
+    {"core_path", "hot_files", "large_low_review", "fork_no_bot_review", "unreviewed_core_change",
+     "review_concentration"}
+)  # fmt: skip
 
 _REVERT_TITLE = re.compile(r'^\s*revert\b\s*"?(?P<title>.*?)"?\s*$', re.I)
 _TEST_AFFIX = re.compile(r"^test_|_test$|_spec$|\.test$|\.spec$")

@@ -65,6 +65,7 @@ def to_pull_request(repo: str, node: dict[str, Any]) -> PullRequest:
         author_association=node.get("authorAssociation"),
         labels=_listed(node, "labels", lambda label: label["name"]),
         created_at=parse_time(node.get("createdAt")),
+        ready_at=_ready_at(node),
         merged_at=merge_time(node["mergedAt"]),
         # Asked and null: a deleted account; not asked: unknown.
         merged_by=login_of(node["mergedBy"]) if "mergedBy" in node else None,
@@ -82,6 +83,12 @@ def to_pull_request(repo: str, node: dict[str, Any]) -> PullRequest:
         related=sorted((closing | mentioned) - {number}),
         source="github",
     )
+
+
+def _ready_at(node: dict[str, Any]) -> datetime | None:
+    """When a draft was last marked ready for review; None for a PR never a draft (or not asked)."""
+    times = [t for n in _nodes(node, "readyForReview") if (t := parse_time(n.get("createdAt")))]
+    return max(times, default=None)
 
 
 def _nodes(parent: dict[str, Any], name: str) -> list[dict[str, Any]]:

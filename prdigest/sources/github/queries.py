@@ -35,6 +35,11 @@ _ROLLUP = (
 )
 # The merged head commit's checks. totalCount is the PR's commit count.
 _CHECKS = f"lastCommit: commits(last: 1) {{ totalCount nodes {{ commit {{ {_ROLLUP} }} }} }}"
+# When a draft was last marked ready for review: its wait for a review starts then.
+READY = (
+    "readyForReview: timelineItems(itemTypes: [READY_FOR_REVIEW_EVENT], last: 1) "
+    "{ nodes { ... on ReadyForReviewEvent { createdAt } } }"
+)
 
 
 def _connection(name: str, first: int, after: str | None = None) -> str:
@@ -50,6 +55,7 @@ PR_FRAGMENT = (
             "author { __typename login } mergedBy { __typename login } mergeCommit { oid }",
             "baseRefName additions deletions isCrossRepository headRepository { isFork }",
             _CHECKS,
+            READY,
             *(_connection(name, size) for name, (size, _) in CONNECTIONS.items()),
         ]
     )
