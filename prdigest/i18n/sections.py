@@ -4,6 +4,18 @@ from __future__ import annotations
 
 TEXT: dict[str, dict[str, str]] = {
     "zh": {
+        # the review flow (stats.review_flow)
+        "rf_heading": "评审流转",
+        "rf_hours": "{h} 小时",
+        "rf_medians": "首次评审等待中位 {first}（P90 {first90}）；批准到合入中位 {approval}；打开到合入中位 {total}",
+        "rf_change": "，较前几周均值 {change}",
+        "rf_unreviewed": "未经他人评审就合入 {n} 个",
+        "rf_unreviewed_none": "没有未经他人评审就合入的 PR",
+        "rf_reviewers": "评审负担：{items}",
+        "rf_reviewer": "{reviewer} {n} 次",
+        "rf_slowest": "等首次评审最久：{items}",
+        "rf_card": "评审：首次评审中位 {first}；{unreviewed}",
+        "rf_unknown": "-",
         # open PRs needing attention (read when the report is made)
         "att_heading": "需要关注的 open PR",
         "att_unreadable": "无法读取 {repo} 的 open PR：{reason}",
@@ -30,6 +42,19 @@ TEXT: dict[str, dict[str, str]] = {
         "td_in_repo": "⚠ {repo}：{text}",
     },
     "en": {
+        # the review flow (stats.review_flow)
+        "rf_heading": "Review flow",
+        "rf_hours": "{h} h",
+        "rf_medians": "First review after {first} (median; p90 {first90}); approval to merge {approval}; open to "
+        "merge {total}",
+        "rf_change": ", {change} on the earlier weeks' mean",
+        "rf_unreviewed": "merged without review: {n}",
+        "rf_unreviewed_none": "none merged without review",
+        "rf_reviewers": "Reviews by reviewer: {items}",
+        "rf_reviewer": "{reviewer} {n}",
+        "rf_slowest": "Longest to a first review: {items}",
+        "rf_card": "Reviews: first after {first} (median); {unreviewed}",
+        "rf_unknown": "-",
         "att_unreadable": "Could not read the open PRs of {repo}: {reason}",
         "att_heading": "Open PRs needing attention",
         "att_waiting_review": "waiting {days} days for review",

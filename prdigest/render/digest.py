@@ -27,6 +27,8 @@ from prdigest.models import (
     iso_week_label,
 )
 from prdigest.render.attention import card_words, checks_warning, open_pr_urls, open_prs, reason_words
+from prdigest.render.flow import card_words as flow_card_words
+from prdigest.render.flow import flow_lines
 from prdigest.render.views import (
     Button,
     LinkFormat,
@@ -166,10 +168,13 @@ def digest_warnings(report: Report, markup: Markup) -> list[str]:
 
 
 def digest_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
-    """A red default branch, then one line on the open PRs needing attention (the first ones linked)."""
+    """The review flow's line (GitHub and fixtures), a red default branch, then one line on the open PRs
+    needing attention (the first ones linked): what the reader may act on."""
     red = checks_warning(report.attention, t)
     prs = open_prs(report)
-    out = [lines.markup.text(red, 120)] if red else []
+    flow = flow_card_words(report, t)
+    out = [lines.prose(flow, 160)] if flow else []
+    out += [lines.markup.text(red, 120)] if red else []
     return out + ([lines.prose(card_words([("", op) for op in prs], t), None)] if prs else [])
 
 
@@ -222,6 +227,9 @@ def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]
     recs = [lines.prose(r.text, THREAD_CHARS) for r in report.recommendations]
     if recs:
         out += [m.bold(t["c_recommendations"]), *numbered(recs)]
+    flow = [lines.prose(line, THREAD_CHARS) for line in flow_lines(report, t)]
+    if flow:
+        out += [m.bold(t["rf_heading"]), *flow]
     usage = usage_note(report, t)
     return [
         *out,

@@ -9,6 +9,7 @@ from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
 from prdigest.render.attention import checks_warning, dismissal_words, open_pr_urls, open_prs, reason_words
+from prdigest.render.flow import flow_lines
 from prdigest.render.sanitize import clean
 from prdigest.render.team import team_name, top_risk
 from prdigest.render.views import engine_note, link_refs, linker, usage_note
@@ -88,8 +89,18 @@ def sections(report: Report, t: dict[str, str], h: str) -> list[str]:
         out += _key_prs(report, t, h) + _recommendations(report, t, h)
     else:  # a quiet week still has the earlier weeks' open risks
         out += _followups(report, t, h)
-    out += attention_section(report, t, h) + _appendix(report, t, h)
+    out += flow_section(report, t, h) + attention_section(report, t, h) + _appendix(report, t, h)
     return out + dismissed_section(report, t)
+
+
+def flow_section(report: Report, t: dict[str, str], h: str) -> list[str]:
+    """The review flow: medians, PRs merged without review, reviews by reviewer, the slowest to a first
+    review; none where the source knows no reviews."""
+    lines = flow_lines(report, t)
+    if not lines:
+        return []
+    urls = _urls(report)
+    return [f"{h} {t['rf_heading']}", "", *(f"- {escape(line, urls)}" for line in lines), ""]
 
 
 def _summary(report: Report, t: dict[str, str], h: str) -> list[str]:

@@ -191,3 +191,12 @@ def test_a_team_recomputes_its_medians_and_knows_none_with_a_clone() -> None:
         team is not None and team.first_review_hours_median == 3.0 and team.reviews_by_reviewer == {"bob": 2}
     )
     assert combined_stats([Stats(review_flow=one), Stats()]).review_flow is None
+
+
+def test_markdown_of_the_fixture_says_the_flow(fixture_file: Path, run_cli: Any) -> None:
+    result = run_cli(
+        "report", "--fixture", str(fixture_file), "--week", "2026-W37", "--tz", "UTC", "--lang", "en",
+        "--db", str(fixture_file.with_suffix(".db")), timeout=90,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Review flow" in result.stdout and "merged without review: 2" in result.stdout

@@ -34,8 +34,8 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "1213b7b4d067b392a4e6da8f803c42d86959cabae4c1dbfb47e9f30eb60dbed3",
-    "demo-en": "fb4f833d313ebd4ccd93bb8bbd2b6ed58d468f949c896aad42c961a0683df258",
+    "demo-zh": "427bb5317b6a181180ea91dc7614791257cfe490d230da56bfe6374fad6ecc94",
+    "demo-en": "6fd471c0be3a8cbee5ec8f372651ccf3c5512b195e1c8d144e6208f39c142ba8",
     "2000-zh": "42edee24fe6ac07922f66949469722e1257fbc0158e1e5211d13ba462cefc0f9",
     "2000-en": "0085b1100cf37578a31cfe32e9510834e7ddd5297666532ba28672b69d600fc4",
 }
