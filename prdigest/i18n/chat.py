@@ -32,7 +32,9 @@ TEXT: dict[str, dict[str, str]] = {
         "open_none": "{repo} 现在没有需要关注的 open PR",
         "usage_reviewers": "评审 [上周 | 2026-W37]",
         "about_reviewers": "本周期谁在评审、评审有多快",
-        "reviewers_unavailable": "{repo} 的评审数据还没有统计，暂时回答不了谁评审了多少",
+        "reviewers_unknown": "{repo} 的来源（{source}）不记录评审：本地 git 克隆里没有评审，说不出谁评审了多少、等了多久",
+        "reviewers_title": "{repo} 的评审情况（{period}，{n} 个 PR）",
+        "reviewers_nobody": "没有作者以外的人评审过这些 PR",
         "about_subscriptions": "本群的订阅",
         "no_repo": "要看哪个仓库？在命令里写上，例如 `风险 owner/name`，或让管理员订阅：`订阅 owner/name`。",
         "which_repo": "本群订阅了多个仓库：{repos}。请在命令里写明其中一个，例如 `风险 {first}`。",
@@ -140,8 +142,10 @@ TEXT: dict[str, dict[str, str]] = {
         "open_none": "No open PR of {repo} needs attention now",
         "usage_reviewers": "reviewers [last week | 2026-W37]",
         "about_reviewers": "who reviewed the period's PRs, and how fast",
-        "reviewers_unavailable": "The review figures of {repo} are not computed yet: who reviewed how much cannot "
-        "be told",
+        "reviewers_unknown": "The source of {repo} ({source}) keeps no reviews (a git clone has none): who reviewed "
+        "how much, and how long PRs waited, cannot be told",
+        "reviewers_title": "Reviews of {repo} ({period}, {n} PRs)",
+        "reviewers_nobody": "No one but their authors reviewed these PRs",
         "about_subscriptions": "this chat's subscriptions",
         "no_repo": "Which repository? Name it, e.g. `risks owner/name`, or have an admin subscribe this chat: `subscribe owner/name`.",
         "which_repo": "This chat follows several repositories: {repos}. Name one, e.g. `risks {first}`.",

@@ -129,11 +129,6 @@ def test_open_on_a_clone_says_it_cannot_tell(tmp_path: Path, store: Store) -> No
     assert "cannot tell its open PRs" in reply.text
 
 
-def test_reviewers_says_the_figures_are_not_there_yet(store: Store) -> None:
-    reply = handle("谁评审最多", ADMIN, _services(store))
-    assert reply.lang == "zh" and "评审数据还没有统计" in reply.text
-
-
 def test_a_rule_silenced_in_words_is_muted(store: Store) -> None:
     save_subscription(store, Subscription(platform="console", chat_id="console", repo="acme/api"))
     reply = handle("不要再提示 no_tests 了", ADMIN, _services(store))

@@ -87,7 +87,7 @@ def test_every_command_has_its_texts_in_every_language() -> None:
 
 def test_the_registry_decides_the_lanes_and_the_period() -> None:
     fast = {c.name for c in COMMANDS if c.lane == "fast"}
-    assert fast == {"help", "subscriptions", "subscribe", "unsubscribe", "reviewers"}
+    assert fast == {"help", "subscriptions", "subscribe", "unsubscribe"}
     assert {c.name for c in COMMANDS if c.period} == {"report", "risks", "top", "authors", "hot", "reviewers"}
     assert spec("mute").leads and spec("mute").admin and not spec("risks").leads
     # The router's tools are the commands with an argument model, in help's order.
