@@ -25,6 +25,7 @@ from prdigest.render.attention import checks_warning, dismissal_words, open_pr_u
 from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.digest import verdict
+from prdigest.render.flow import flow_lines
 from prdigest.render.markdown import title
 from prdigest.render.team import team_name, top_risk
 from prdigest.render.views import ReportRef, engine_note, key_prs, pr_urls, ranked, score, window_text
@@ -60,7 +61,14 @@ def render_html(report: Report) -> str:
         return (
             _env()
             .get_template("report.html.j2")
-            .render(**page, title=title(report), parts=[], body=body, attention=_attention(report, t))
+            .render(
+                **page,
+                title=title(report),
+                parts=[],
+                body=body,
+                attention=_attention(report, t),
+                flow=flow_lines(report, t),
+            )
         )
     parts = [
         (part, _sections(part, report_texts(part.lang, part.window.since, part.window.until), f"r{i}-", 3))
@@ -116,6 +124,7 @@ def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool 
             tag=lambda name: tag_name(name, report.lang),
             score=score,
             attention=_attention(report, t),
+            flow=flow_lines(report, t),
             dismissed=[] if overview else [dismissal_words(d, report.lang, t) for d in report.dismissed],
         )
     )

@@ -40,7 +40,7 @@ def _h2(page: str) -> list[str]:
 def test_every_section_in_the_markdown_order(demo: Report) -> None:
     t = texts(demo.lang)
     page = render_html(demo)
-    assert _h2(page) == [t[key] for key in SECTIONS] + [t["s_figures"]]
+    assert _h2(page) == [t[key] for key in SECTIONS] + [t["rf_heading"], t["s_figures"]]
     assert page.count("<svg") == 2  # per day, week over week (one tag holds 22 of 30 PRs: a line, no chart)
     assert f'<html lang="{"zh-CN" if demo.lang == "zh" else "en"}">' in page
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
@@ -145,7 +145,8 @@ def test_the_page_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFix
     charts.write_text(render_html(balanced), encoding="utf-8")
     with chromium(tmp_path / "profile") as devtools:
         phone = open_page(devtools, page.as_uri(), PHONE)
-        assert evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 7
+        # The six sections, the review flow and the appendix.
+        assert evaluate(devtools, phone, "document.querySelectorAll('main section').length") == 8
         assert evaluate(devtools, phone, "document.documentElement.scrollWidth <= window.innerWidth")
         assert evaluate(devtools, phone, BROKEN_WORDS) == []
         phone_png = screenshot(devtools, phone, out / "report_page_phone.png")

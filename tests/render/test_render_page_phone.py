@@ -159,3 +159,23 @@ def test_a_large_week_on_a_phone(tmp_path: Path) -> None:
             assert evaluate(devtools, phone, TEXT_ON_BARS) == [], lang
             height = evaluate(devtools, phone, "document.documentElement.scrollHeight")
             assert isinstance(height, int) and height < 40 * PHONE["height"], height  # lists stay closed
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_says_the_review_flow_with_its_prs_linked_and_nothing_without_reviews(lang: str) -> None:
+    from prdigest.render.flow import flow_lines
+
+    report = demo_report(lang)
+    lines = flow_lines(report, texts(lang))
+    assert report.stats.review_flow is not None and len(lines) >= 3
+    page = render_html(report)
+    flow = section(page, "review-flow")
+    assert 'href="#review-flow"' in page.split("<main>")[0]  # the contents menu names it
+    assert [
+        html.unescape(re.sub(r"<[^>]+>", "", item)) for item in re.findall(r"<li[^>]*>(.*?)</li>", flow)
+    ] == lines
+    urls = pr_urls(report)
+    slowest = [int(n) for n in re.findall(r"#(\d+)", lines[-1])]
+    assert slowest and all(f'<a href="{urls[n]}"' in flow for n in slowest)
+    report.stats.review_flow = None  # a clone: its source keeps no reviews
+    assert "review-flow" not in render_html(report)
