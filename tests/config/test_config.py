@@ -129,6 +129,7 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
     assert settings.repos[0].taxonomy.tags["megatron"].keywords == ["megatron"]
     assert settings.subscriptions[0].platform == "console" and settings.subscriptions[0].day == "mon"
     assert settings.llm is None  # no model named: the rules engine only
+    assert settings.logins() == {"jane.doe@acme.example": "jdoe", "jane@home.example": "jdoe"}
     tables = {line.strip("[] \n") for line in example.read_text().splitlines() if line.startswith("[")}
     documented = {
         "storage",
@@ -144,7 +145,7 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
         "admins",
         "access",
     }
-    documented |= {"repos"}
+    documented |= {"repos", "people"}
     documented |= {
         "subscriptions",
         "repos.taxonomy",

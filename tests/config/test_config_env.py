@@ -13,6 +13,7 @@ from pydantic.fields import FieldInfo
 
 from prdigest.config import RepoSettings, Settings, load_settings
 from prdigest.config.env import ENV_ALIASES, ENV_FALLBACKS, EnvSetting, env_settings, kinds
+from prdigest.config.models import PersonSettings
 from prdigest.errors import ConfigError
 from prdigest.redact import scrub, use_secrets
 from prdigest.subscription import Subscription
@@ -23,6 +24,7 @@ SECRETS = [s for s in SETTINGS if s.secret]
 ENTRIES: dict[type[BaseModel], dict[str, Any]] = {
     RepoSettings: {"name": "octo/widgets", "git": "/srv/clones/widgets"},
     Subscription: {"platform": "console", "chat_id": "local", "repo": "octo/widgets", "day": "fri"},
+    PersonSettings: {"github": "octocat", "email": ["octocat@widgets.example"]},
 }
 # Strings with a format: a zone and a URL, one of which suits every string setting.
 STRINGS = ["Europe/Berlin", "https://prdigest.example/api"]

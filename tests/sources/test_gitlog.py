@@ -13,7 +13,8 @@ from prdigest.errors import ConfigError, SourceError
 from prdigest.models import Window
 from prdigest.sources.diffs import DIFF_LINES_PER_PR
 from prdigest.sources.git import source as gitlog
-from prdigest.sources.git.source import GitSource, identity
+from prdigest.sources.git.people import identity
+from prdigest.sources.git.source import GitSource
 from prdigest.sources.registry import open_source
 
 WEEK = Window(since="2026-09-07", until="2026-09-13", tz="Asia/Shanghai")

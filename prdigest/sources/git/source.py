@@ -25,6 +25,7 @@ from prdigest.models import FileChange, OptionChanges, PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
 from prdigest.sources.git.output import BlobIds, numstat_changes, stream_records
+from prdigest.sources.git.people import identity
 from prdigest.sources.git.remote import origin, web_url
 from prdigest.sources.options.patch import Touched, defining_files
 from prdigest.sources.parsing import excerpt, references
@@ -37,7 +38,6 @@ _FORMAT = "%x1e%H%x1f%P%x1f%aN%x1f%aE%x1f%cI%x1f%B"  # %aN/%aE: the repository's
 _SQUASH = re.compile(r"(?<!\s)\s*\(#(\d+)\)\s*$")  # no restart inside a run of spaces
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _CO_AUTHOR = re.compile(r"^co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
-_NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9-]+)@users\.noreply\.github\.com$", re.IGNORECASE)
 
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
@@ -390,11 +390,3 @@ def _named(commit: _Commit) -> str:
     subject = commit.message.strip().partition("\n")[0]
     found = _SQUASH.search(subject) or _MERGE.match(subject)
     return f"#{found.group(1)}" if found else commit.sha[:10]
-
-
-def identity(name: str, email: str, logins: Mapping[str, str] | None = None) -> str:
-    """A GitHub login where the email gives it away (``logins``, the configured people's, or a noreply
-    address), else the author's name."""
-    login = (logins or {}).get(email.strip().casefold())
-    match = _NOREPLY.match(email.strip())
-    return login or (match.group(1) if match else (name.strip() or email.strip()))
