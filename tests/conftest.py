@@ -217,6 +217,16 @@ def demo_monday_after():
 
 
 @pytest.fixture
+def store() -> Iterator[object]:
+    """An empty cache in memory."""
+    from prdigest.storage import Store
+
+    db = Store(":memory:")
+    yield db
+    db.close()
+
+
+@pytest.fixture
 def demo_store(tmp_path: Path) -> Iterator[object]:
     """A cache holding the demo week's PRs."""
     from prdigest.storage import Store

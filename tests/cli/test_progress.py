@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
 from fakes.github_api import TOKEN, FakeGitHub, FakeRepo
 from rich.console import Console
 from test_github_source import FAST, REPO, WEEK
@@ -32,13 +30,6 @@ class Recorder(Progress):
 
     def count(self, what: str, done: int, total: int | None = None) -> None:
         self.counts.append((what, done, total))
-
-
-@pytest.fixture
-def store() -> Iterator[Store]:
-    db = Store(":memory:")
-    yield db
-    db.close()
 
 
 def test_outside_a_command_progress_is_quiet_and_restored_after_the_block() -> None:

@@ -3,7 +3,6 @@ the real PyGithub) in English and Chinese; a clone cannot tell."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,13 +21,6 @@ pytestmark = pytest.mark.timeout(120)
 NOW = datetime(2026, 9, 16, 4, 0, tzinfo=UTC)  # Wednesday of 2026-W38: "last week" is 2026-W37
 ADMIN = Context(platform="console", chat_id="console", user_id="me")
 MONDAY = datetime(2026, 9, 7, 2, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store() -> Iterator[Store]:
-    db = Store(":memory:")
-    yield db
-    db.close()
 
 
 def services(store: Store, env: dict[str, str] | None = None, source: GitSource | None = None) -> Services:

@@ -27,13 +27,6 @@ REPO_FILE = '[taxonomy.tags.flight]\npaths = ["flight/**"]\n'
 
 
 @pytest.fixture
-def store() -> Iterator[Store]:
-    db = Store(":memory:")
-    yield db
-    db.close()
-
-
-@pytest.fixture
 def fake() -> Iterator[FakeGitHub]:
     with FakeGitHub() as server:
         repo = server.add_repo(FakeRepo(REPO, files={".prdigest.toml": REPO_FILE}))

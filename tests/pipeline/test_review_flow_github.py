@@ -110,13 +110,6 @@ def earlier_weeks(repo: FakeRepo) -> None:
 
 
 @pytest.fixture
-def store() -> Iterator[Store]:
-    db = Store(":memory:")
-    yield db
-    db.close()
-
-
-@pytest.fixture
 def fake() -> Iterator[FakeGitHub]:
     with FakeGitHub() as server:
         repo = server.add_repo(FakeRepo(REPO))

@@ -65,13 +65,6 @@ def client(fake: FakeGitHub) -> GitHubClient:
     return GitHubClient(TOKEN, fake.url, FAST)
 
 
-@pytest.fixture
-def store() -> Iterator[Store]:
-    db = Store(":memory:")
-    yield db
-    db.close()
-
-
 def in_window(fake: FakeGitHub, window: Window, repo: str = REPO) -> list[FakePR]:
     return list(iter_prs(fake.repos[repo], window.start, window.end))
 
