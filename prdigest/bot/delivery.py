@@ -233,9 +233,17 @@ def subscription_source(settings: Settings, sub: Subscription) -> Source | None:
 
 
 def subscription_source_words(settings: Settings, sub: Subscription) -> str:
-    """What `subscription_source` reads, in words, without opening it: "git <clone>", "github", or
-    "cache" when a GitHub repository has no token to read it with."""
-    clone = sub.git_path or settings.repo(sub.repo).git
+    """What a delivery of ``sub`` reads, in words, without opening it: "git <clone>", "github", or
+    "cache" when a GitHub repository has no token to read it with; a team's, repository by repository."""
+    if sub.owner is not None:
+        return "each repository's own source"
+    if sub.repos:
+        return "; ".join(f"{repo}: {_source_words(settings, None, repo)}" for repo in sub.repos)
+    return _source_words(settings, sub.git_path, sub.repo)
+
+
+def _source_words(settings: Settings, git_path: str | None, repo: str) -> str:
+    clone = git_path or settings.repo(repo).git
     if clone:
         return f"git {clone}"
     return "github" if settings.github.token else "cache (no GitHub token)"

@@ -47,15 +47,27 @@ def test_subscriptions_say_which_source_a_delivery_reads(
     config.write_text(
         f'[[repos]]\nname = "acme/app"\ngit = "{clone}"\n\n'
         '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/app"\n\n'
-        '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/web"\n'
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/web"\n\n'
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "team"\nrepos = ["acme/app", "acme/web"]\n\n'
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "org"\nowner = "acme"\n'
     )
     listed = run_cli("subscriptions", "--config", str(config), "--json")
     assert listed.returncode == 0, listed.stderr
     reads = {s["repo"]: s["reads"] for s in map(json.loads, listed.stdout.splitlines())}
-    assert reads == {"acme/app": f"git {clone}", "acme/web": "cache (no GitHub token)"}
+    assert reads == {
+        "acme/app": f"git {clone}",
+        "acme/web": "cache (no GitHub token)",
+        "acme/app,acme/web": f"acme/app: git {clone}; acme/web: cache (no GitHub token)",
+        "org:acme": "each repository's own source",
+    }
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
     table = run_cli("subscriptions", "--config", str(config))
     assert table.returncode == 0, table.stderr
-    rows = {repo: line for line in table.stdout.splitlines() for repo in reads if repo in line}
+    rows = {
+        repo: line
+        for line in table.stdout.splitlines()
+        for repo in ("acme/app", "acme/web")
+        if f" {repo} " in line
+    }
     assert "git" in rows["acme/app"] and "github" not in rows["acme/app"]
     assert "github" in rows["acme/web"]
