@@ -1,9 +1,13 @@
 """What keeps the models made by the ten thousand small (models.py): a large window's PRs, their analyses,
-the report's rows; and the review flow's figures, which the report's Stats holds (`ReviewFlow`)."""
+the report's rows; the review flow's figures, which the report's Stats holds (`ReviewFlow`); and what is
+open now and what people quieted (`Attention`, `Dismissal`, `Snooze`), which a report carries beside its
+window."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import cache
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,3 +61,68 @@ class ReviewFlow(_Figures):
     # Submitted reviews of any state per reviewer, most first; PRs' authors and bots left out.
     reviews_by_reviewer: dict[str, int] = {}
     prs: list[PRFlow] = []  # the PRs whose reviews are known, in merge order
+
+
+class ChecksState(_Figures):
+    state: Literal["SUCCESS", "FAILURE", "ERROR", "PENDING", "EXPECTED", "NEUTRAL"]
+    failing: list[str] = []
+    skipped: list[str] = []
+
+
+class OpenPR(_Figures):
+    """An open pull request that needs someone: waiting for review, approved but not merged, or large
+    and unreviewed (the thresholds are [attention] settings)."""
+
+    number: int
+    title: str
+    author: str
+    url: str | None = None
+    created_at: datetime
+    additions: int = 0
+    deletions: int = 0
+    is_draft: bool = False
+    reason: Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
+    waiting_days: int = 0  # days since it was opened (waiting_review, large_unreviewed) or approved
+    # Who was asked: the reviewers GitHub says were requested (logins; a team as "org/team"), and the
+    # CODEOWNERS owners of its changed files at the default branch (same forms), each in GitHub's order.
+    requested: list[str] = []
+    owners: list[str] = []
+
+    @property
+    def asked(self) -> list[str]:
+        """Whom a nudge names: the requested reviewers, else the files' code owners."""
+        return self.requested or self.owners
+
+
+class Attention(_Figures):
+    """What is open and needs someone now, read when the report is made (not part of the window)."""
+
+    open_prs: list[OpenPR] = []
+    default_branch: str | None = None
+    # The default branch's newest commit's checks: FAILURE or ERROR is a red main line. None: unknown.
+    default_branch_checks: ChecksState | None = None
+    read_at: datetime | None = None
+
+
+class Dismissal(_Figures):
+    """An admin's word that one PR's risk label is not a risk: the label is left out of every later report."""
+
+    repo: str
+    number: int
+    label: str
+    by: str
+    at: datetime
+
+
+class Snooze(_Figures):
+    """A card button's word, with who said it and when: a risk label of the repository quiet until
+    ``until`` ("snooze a week"); an open PR quiet until ``until``, or acknowledged (``until`` None) for as
+    long as it waits for the same reason (``label``: that reason; "" for a snooze)."""
+
+    repo: str
+    kind: Literal["risk", "open"]
+    number: int  # the open PR's; 0 for a risk label
+    label: str
+    until: datetime | None = None
+    by: str
+    at: datetime

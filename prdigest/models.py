@@ -17,7 +17,14 @@ from pydantic.dataclasses import dataclass
 
 from prdigest import LANGS as LANGS  # the languages, and their type, are the package's
 from prdigest import Lang as Lang
-from prdigest.model_base import ReviewFlow as ReviewFlow  # the review flow's figures live in model_base
+
+# The review flow's figures and what is open now live in model_base; their names stay importable here.
+from prdigest.model_base import Attention as Attention
+from prdigest.model_base import ChecksState as ChecksState
+from prdigest.model_base import Dismissal as Dismissal
+from prdigest.model_base import OpenPR as OpenPR
+from prdigest.model_base import ReviewFlow as ReviewFlow
+from prdigest.model_base import Snooze as Snooze
 from prdigest.model_base import share_every_field
 from prdigest.window import Window as Window  # the period and its helpers live in window.py
 from prdigest.window import is_iso_week as is_iso_week
@@ -115,12 +122,6 @@ class Comment(_Model):
     body: str
     created_at: datetime | None = None
     is_bot: bool = False
-
-
-class ChecksState(_Model):
-    state: Literal["SUCCESS", "FAILURE", "ERROR", "PENDING", "EXPECTED", "NEUTRAL"]
-    failing: list[str] = []
-    skipped: list[str] = []
 
 
 class PullRequest(_Many):
@@ -367,42 +368,6 @@ class LLMUsage(_Model):
     narrative: Literal["llm", "rules"] | None = None
 
 
-class OpenPR(_Model):
-    """An open pull request that needs someone: waiting for review, approved but not merged, or large
-    and unreviewed (the thresholds are [attention] settings)."""
-
-    number: int
-    title: str
-    author: str
-    url: str | None = None
-    created_at: datetime
-    additions: int = 0
-    deletions: int = 0
-    is_draft: bool = False
-    reason: Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
-    waiting_days: int = 0  # days since it was opened (waiting_review, large_unreviewed) or approved
-
-
-class Attention(_Model):
-    """What is open and needs someone now, read when the report is made (not part of the window)."""
-
-    open_prs: list[OpenPR] = []
-    default_branch: str | None = None
-    # The default branch's newest commit's checks: FAILURE or ERROR is a red main line. None: unknown.
-    default_branch_checks: ChecksState | None = None
-    read_at: datetime | None = None
-
-
-class Dismissal(_Model):
-    """An admin's word that one PR's risk label is not a risk: the label is left out of every later report."""
-
-    repo: str
-    number: int
-    label: str
-    by: str
-    at: datetime
-
-
 class Report(_Model):
     """Everything a renderer lays out. Figures are computed in code, never generated."""
 
@@ -439,6 +404,11 @@ class Report(_Model):
     attention: Attention | None = None
     # The risk labels admins dismissed that this report leaves out, with who dismissed them.
     dismissed: list[Dismissal] = []
+    # What people quieted from a card's buttons that this report leaves out: risk labels, open PRs.
+    snoozed: list[Snooze] = []
+    # GitHub login -> the delivering chat's mention of that person (built by its adapter), for the open
+    # PRs' reviewers; empty unless [attention] mention_reviewers: logins are then written as plain names.
+    mentions: dict[str, str] = {}
     # A team digest: each repository's own report, in the subscription's order. The team report's figures
     # are their sums (averages weighted by key PRs); its prs, themes and risks stay in the parts.
     parts: list[Report] = []

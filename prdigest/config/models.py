@@ -123,6 +123,9 @@ class AttentionSettings(_Section):
     approved_wait_days: int = Field(default=3, ge=1, le=365)  # approved this long, not merged
     large_lines: int = Field(default=1000, ge=1)  # this many changed lines and no review yet
     limit: int = Field(default=10, ge=1, le=100)  # the most a report lists
+    # The card's attention line and the thread mention the reviewers asked for (else the code owners) of
+    # the PRs waiting for review, as the chat's users ([[people]]; else found by email).
+    mention_reviewers: bool = False
 
 
 class ChatSettings(_Section):

@@ -339,3 +339,23 @@ def m022_delivery_fence(db: Database) -> None:
     # Each claim of a delivery key takes the next fence number: only the current one renews the lease,
     # posts and completes (a worker whose lease ran out and was taken over is refused).
     db.table("deliveries").add_column("fence", int, not_null_default=0)
+
+
+@migration
+def m023_snoozes(db: Database) -> None:
+    # A card button's snooze or acknowledgement (models.Snooze): a risk label of the repository (number
+    # 0) or one open PR, quiet until `until` (none: acknowledged). A change is a new revision.
+    db.table("snoozes").create(
+        {"repo": str, "kind": str, "number": int, "label": str, "until": str, "by": str, "at": str},
+        pk=("repo", "kind", "number", "label"),
+    )
+    _revision_triggers(db, "snoozes", None)
+
+
+@migration
+def m024_chat_users(db: Database) -> None:
+    # A chat platform's user found by email (Slack users.lookupByEmail, Lark's contact API), kept a day;
+    # user_id null: the platform knows no such user (asked again after the day too).
+    db.table("chat_users").create(
+        {"platform": str, "email": str, "user_id": str, "looked_at": str}, pk=("platform", "email")
+    )
