@@ -1,5 +1,7 @@
-"""What a report leaves out: the PRs its filters drop, the risk labels its subscription muted, and the
-labels admins dismissed on one PR. They shape the report, never the cache.
+"""What a report leaves out: the PRs its filters drop, the risk labels its subscription muted, the
+labels admins dismissed on one PR, and what a card's buttons snoozed or acknowledged (a risk label of
+the repository for a week; an open PR for a week, or while it waits for the same reason). They shape the
+report, never the cache.
 
 Filters (`SubscriptionFilters`: the repository's [[repos]] ones AND the subscription's; a PR must pass both):
 
@@ -20,34 +22,40 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 
 from prdigest.config import Settings
 from prdigest.i18n import risk_name, texts
 from prdigest.models import (
     LANGS,
+    Attention,
     Dismissal,
     PRAnalysis,
     PullRequest,
     RiskFollowup,
     RiskLabel,
+    Snooze,
     Window,
     numbered,
 )
 from prdigest.path_kinds import matches
 from prdigest.storage import Store
 from prdigest.storage.dismissals import list_dismissals
+from prdigest.storage.snoozes import active_snoozes
 from prdigest.subscription import Subscription, SubscriptionFilters
 
 
 @dataclass(frozen=True)
 class Noise:
-    """A report's filters, muted labels and the repository's dismissals (see the module's docstring)."""
+    """A report's filters, muted labels, the repository's dismissals and the snoozes running when it is
+    made (see the module's docstring)."""
 
     filters: tuple[SubscriptionFilters, ...] = ()
     base_branch: str | None = None
     muted: frozenset[str] = frozenset()
     dismissals: tuple[Dismissal, ...] = ()
+    snoozes: tuple[Snooze, ...] = ()
 
     @property
     def narrows(self) -> bool:
@@ -67,25 +75,29 @@ class Noise:
     def keep(self, prs: Iterable[PullRequest]) -> list[PullRequest]:
         return [pr for pr in prs if self.counts(pr)] if self.narrows else list(prs)
 
-    def silences(self, number: int, label: str) -> Dismissal | bool:
-        """True for a muted label, the dismissal of a dismissed one, else False."""
+    def silences(self, number: int, label: str) -> Dismissal | Snooze | bool:
+        """True for a muted label, the dismissal of a dismissed one, the snooze of a snoozed one, else
+        False."""
         if label in self.muted:
             return True
-        return next((d for d in self.dismissals if d.number == number and d.label == label), False)
+        dismissed = next((d for d in self.dismissals if d.number == number and d.label == label), None)
+        snoozed = next((s for s in self.snoozes if s.kind == "risk" and s.label == label), None)
+        return dismissed or snoozed or False
 
     def quiet(
         self, analyses: dict[int, PRAnalysis], numbers: set[int] | None = None
-    ) -> tuple[dict[int, PRAnalysis], list[Dismissal]]:
-        """The analyses of ``numbers`` (all: None) without their muted and dismissed labels (nor the
-        reviewer's points the rules drew from them), and the dismissals that took a label off."""
+    ) -> tuple[dict[int, PRAnalysis], list[Dismissal | Snooze]]:
+        """The analyses of ``numbers`` (all: None) without their muted, dismissed and snoozed labels (nor
+        the reviewer's points the rules drew from them), and the dismissals and snoozes that took a label
+        off (each once)."""
         out: dict[int, PRAnalysis] = {}
-        applied: list[Dismissal] = []
+        applied: list[Dismissal | Snooze] = []
         for number, analysis in analyses.items():
             if numbers is not None and number not in numbers:
                 continue
             gone = [(r, self.silences(number, r.label)) for r in analysis.risks]
             gone = [(r, why) for r, why in gone if why]
-            applied += [why for _, why in gone if isinstance(why, Dismissal)]
+            applied += [why for _, why in gone if not isinstance(why, bool) and why not in applied]
             if gone:
                 dropped = [r for r, _ in gone]
                 analysis = analysis.model_copy(
@@ -97,19 +109,47 @@ class Noise:
             out[number] = analysis
         return out, applied
 
-    def followups(self, followups: list[RiskFollowup], counted: set[int]) -> list[RiskFollowup]:
+    def followups(
+        self, followups: list[RiskFollowup], counted: set[int]
+    ) -> tuple[list[RiskFollowup], list[Snooze]]:
         """The earlier weeks' risks still followed, on the PRs the filters count (``counted``) that the
-        label was not dismissed on; a muted label's are left out."""
-        out = []
+        label was not dismissed on; a muted or snoozed label's are left out (with the snoozes that did)."""
+        out, snoozed = [], []
         for f in followups:
             prs = [n for n in f.prs if (not self.narrows or n in counted) and not self.silences(n, f.label)]
             if prs:
                 out.append(f if prs == f.prs else f.model_copy(update={"prs": prs}))
-        return out
+            why = self.silences(0, f.label)
+            if isinstance(why, Snooze) and why not in snoozed:
+                snoozed.append(why)
+        return out, snoozed
+
+    def quiet_open(self, attention: Attention | None) -> tuple[Attention | None, list[Snooze]]:
+        """The open PRs needing attention without the snoozed ones and those acknowledged for the reason
+        they wait for now, and the snoozes that took one off."""
+        if attention is None:
+            return None, []
+        applied, kept = [], []
+        for op in attention.open_prs:
+            why = next(
+                (
+                    s
+                    for s in self.snoozes
+                    if s.kind == "open" and s.number == op.number and s.label in ("", op.reason)
+                ),
+                None,
+            )
+            if why is None:
+                kept.append(op)
+            else:
+                applied.append(why)
+        return (attention.model_copy(update={"open_prs": kept}) if applied else attention), applied
 
 
-def noise_for(settings: Settings, store: Store, repo: str, subscription: Subscription | None) -> Noise:
-    """What ``repo``'s report for ``subscription`` (None: no subscription) leaves out."""
+def noise_for(
+    settings: Settings, store: Store, repo: str, subscription: Subscription | None, now: datetime
+) -> Noise:
+    """What ``repo``'s report for ``subscription`` (None: no subscription) made at ``now`` leaves out."""
     configured = settings.repo(repo)
     filters = [configured.filters, *([subscription.filters] if subscription else [])]
     wanted = [f.base_branch for f in reversed(filters)] + [configured.base_branch]
@@ -118,6 +158,7 @@ def noise_for(settings: Settings, store: Store, repo: str, subscription: Subscri
         base_branch=next((b for b in wanted if b), None),
         muted=frozenset(subscription.muted if subscription else ()),
         dismissals=tuple(list_dismissals(store, repo)),
+        snoozes=tuple(active_snoozes(store, repo, now)),
     )
 
 

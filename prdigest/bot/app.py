@@ -82,6 +82,13 @@ def action_intent(value: dict[str, Any]) -> Intent:
         return Intent("explain", pr=action.number, lang=lang, repo=repo, window=window)
     if action.action == "open":  # what is open now, whichever week the card is of
         return Intent("open", lang=lang, repo=repo)
+    if action.action in (
+        "ack",
+        "snooze",
+    ):  # an open PR (its number) or a risk (its label), of the card's week
+        return Intent(
+            action.action, lang=lang, repo=repo, window=window, pr=action.number, args=action.label or ""
+        )
     span = action.until - action.since + timedelta(days=1)  # "another week": the one before
     before = Window(since=action.since - span, until=action.until - span, tz=action.tz)
     return Intent("report", lang=lang, repo=repo, window=before)

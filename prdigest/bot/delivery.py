@@ -36,7 +36,7 @@ from prdigest.errors import PrdigestError
 from prdigest.models import Report, Window, iso_week_label
 from prdigest.periods import last_complete_week
 from prdigest.pipeline.single import make_report
-from prdigest.pipeline.team import make_team_report
+from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
@@ -53,6 +53,7 @@ from prdigest.storage.deliveries import (
     renew,
     uncertain,
 )
+from prdigest.storage.subscriptions import list_subscriptions
 from prdigest.subscription import Subscription
 
 log = logging.getLogger("prdigest.delivery")
@@ -185,6 +186,25 @@ def _deliver_claimed(
         raise
     complete(store, key, "posted", message_id, report.id, fence)
     return Outcome(key, "posted", message_id, report)
+
+
+def redraw_delivered(
+    settings: Settings,
+    store: Store,
+    deliverers: dict[str, Deliverer],
+    chat: tuple[str, str],
+    repo: str,
+    window: Window,
+) -> list[Outcome]:
+    """The weekly cards of ``window``'s week posted in ``chat`` (platform, chat id) that report ``repo``
+    (a team's too), built again and redrawn in place: after a button changed what they say."""
+    outcomes = []
+    for sub in list_subscriptions(store, *chat):
+        done = get_delivery(store, delivery_key(sub, window))
+        if done is None or done.status != "posted" or repo not in (sub.repo, *team_repos(settings, sub)):
+            continue
+        outcomes.append(deliver_subscription(settings, store, sub, deliverers, window=window, force=True))
+    return outcomes
 
 
 @contextmanager

@@ -15,7 +15,7 @@ import threading
 from prdigest.bot.adapters import ChatAdapter
 from prdigest.bot.app import BotCore
 from prdigest.bot.connector import Connector
-from prdigest.bot.delivery import ConsoleDeliverer, Deliverer
+from prdigest.bot.delivery import ConsoleDeliverer, Deliverer, redraw_delivered
 from prdigest.bot.membership import Lookup, Membership
 from prdigest.bot.pages import report_pages
 from prdigest.bot.readiness import Readiness, database_check, last_delivery_check, scheduler_check
@@ -25,6 +25,7 @@ from prdigest.config import Settings
 from prdigest.handlers import Services
 from prdigest.logs import adopt_library_loggers
 from prdigest.metrics import Metrics, use
+from prdigest.models import Window
 from prdigest.redact import secrets_of, use_secrets
 from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
@@ -67,6 +68,7 @@ class Service:
         adopt_library_loggers()  # the SDKs are loaded now: their own handlers give way to prdigest's
         self.scheduler = WeeklyScheduler(settings, store, self.deliverers)
         self.services.on_subscriptions_changed = self.scheduler.rebuild
+        self.services.redraw = self._redraw
         self.readiness = Readiness({
             "database": database_check(store),
             **{c.name: c.readiness for c in self.connectors},
@@ -74,6 +76,13 @@ class Service:
             "deliveries": last_delivery_check(store, self.scheduler.failing),
         })  # fmt: skip
         self.web.mount("/readyz", self.readiness.wsgi_app)
+
+    def _redraw(self, platform: str, chat_id: str, repo: str, window: Window) -> None:
+        """A weekly card a button changed, redrawn; a failure is logged, the button's answer stands."""
+        try:
+            redraw_delivered(self.settings, self.store, self.deliverers, (platform, chat_id), repo, window)
+        except Exception:
+            log.exception("could not redraw the weekly card of %s in %s:%s", repo, platform, chat_id)
 
     def _add_adapters(self) -> None:
         from prdigest.bot.platforms import chat_adapters

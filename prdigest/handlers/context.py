@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from prdigest.clock import utc_now
 from prdigest.config import Settings
-from prdigest.models import Lang, Platform
+from prdigest.models import Lang, Platform, Window
 from prdigest.sources.base import Source
 from prdigest.storage import Store
 
@@ -51,6 +51,9 @@ class Services:
     member_chats: Callable[[str, str, Collection[str]], set[str] | None] = lambda *_: None
     # Called after a chat command changed the subscriptions (the scheduler rebuilds its jobs).
     on_subscriptions_changed: Callable[[], None] = lambda: None
+    # (platform, chat id, repository, week): redraw in place the chat's weekly card of that week and
+    # repository, if one was posted (after a button changed what it says).
+    redraw: Callable[[str, str, str, Window], None] = lambda *_: None
 
     def is_admin(self, ctx: Context) -> bool:
         if ctx.platform == "console":  # a private console session is its owner's

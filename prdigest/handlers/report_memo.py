@@ -4,7 +4,8 @@ and shared by every command and button until the cache changes.
 A 2,000-PR week costs about half a second to build from the cache; `risks`, `top`, `authors`, `hot`
 and a card's buttons all read the same report. The cache's revision (storage/revision.py) changes on
 any write to PRs, analyses or coverage, by this process or another, so a memoised report is never
-older than the cache. Callers must treat the report as read-only: it is shared between replies.
+older than the cache; one that leaves out a snoozed item is built again when the snooze runs out (a
+snooze's end changes no row). Callers must treat the report as read-only: it is shared between replies.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.models import Report
 from prdigest.storage import Store
@@ -41,6 +44,8 @@ class _Entry:
     report: Report
     revision: int
     settings: Settings  # the settings the report was built with (compared by identity)
+    # When the first snooze it honours runs out: the report is then built again, the item back in it.
+    expires: datetime | None = None
 
 
 @dataclass
@@ -66,6 +71,8 @@ class ReportMemo:
             entry = self._entries.get(key) if self.size > 0 else None  # size 0: off
             if entry is None or entry.revision != rev or entry.settings is not settings:
                 return None
+            if entry.expires is not None and utc_now() >= entry.expires:
+                return None
             self._entries.move_to_end(key)
             return entry.report
 
@@ -73,7 +80,7 @@ class ReportMemo:
         if self.size <= 0:
             return
         with self._lock:
-            self._entries[key] = _Entry(report, rev, settings)
+            self._entries[key] = _Entry(report, rev, settings, _expires(report))
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
@@ -116,6 +123,11 @@ class ReportMemo:
                 flight.users -= 1
                 if flight.users == 0:
                     del self._flights[key]
+
+
+def _expires(report: Report) -> datetime | None:
+    ends = [s.until for shown in (report, *report.parts) for s in shown.snoozed if s.until is not None]
+    return min(ends, default=None)
 
 
 _memos: weakref.WeakKeyDictionary[Store, ReportMemo] = weakref.WeakKeyDictionary()

@@ -30,6 +30,12 @@ TEXT: dict[str, dict[str, str]] = {
         # risk labels admins dismissed
         "dis_heading": "管理员已忽略的风险",
         "dis_line": "#{number} {name}（{label}）— {by} 于 {on} 忽略",
+        # what a card's buttons quieted, and whom a waiting PR asks
+        "sn_heading": "已暂缓或已知悉",
+        "sn_risk": "{name}（{label}）— {by} 暂缓至 {until}",
+        "sn_open": "#{number} — {by} 暂缓至 {until}",
+        "sn_open_ack": "#{number} — {by} 于 {on} 已知悉",
+        "att_asks": "请 {who} 评审",
         # team digests
         "td_more": "{names} 等 {n} 个仓库",
         "td_repos": "各仓库",
@@ -67,6 +73,11 @@ TEXT: dict[str, dict[str, str]] = {
         "att_default_branch": "the default branch",
         "dis_heading": "Dismissed by admins",
         "dis_line": "#{number} {name} ({label}) — by {by} on {on}",
+        "sn_heading": "Snoozed or acknowledged",
+        "sn_risk": "{name} ({label}) — snoozed by {by} until {until}",
+        "sn_open": "#{number} — snoozed by {by} until {until}",
+        "sn_open_ack": "#{number} — acknowledged by {by} on {on}",
+        "att_asks": "review asked of {who}",
         "td_more": "{names} … ({n} repositories)",
         "td_repos": "Repositories",
         "td_counts": "{merged} merged · {key} key",

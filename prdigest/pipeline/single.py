@@ -23,10 +23,12 @@ from prdigest.errors import SourceError
 from prdigest.i18n import texts
 from prdigest.models import (
     OPTIONAL_SIGNALS,
+    Dismissal,
     PeriodFigures,
     PRAnalysis,
     PullRequest,
     Report,
+    Snooze,
     Window,
     iso_week_label,
     numbered,
@@ -324,7 +326,7 @@ def _compute(
         full = noise.keep(store.prs_in_window(name, window))  # the model reads the diffs
         analyses, engine = ask_llm(settings, store, source, full, analyses, taxonomy, lang)
     analyses = week_risks(prs, analyses, lang)  # the week's own: one reviewer carrying the reviews
-    analyses, dismissed = noise.quiet(analyses, counted if noise.narrows else None)
+    analyses, quieted = noise.quiet(analyses, counted if noise.narrows else None)
     progress().phase("building the report")
     report = build_report(
         name,
@@ -340,7 +342,8 @@ def _compute(
     if engine is not None:
         progress().phase("writing the narrative")
         report = engine.narrate(report, analyses, instructions=settings.repo(name).extra_instructions)
-    report.dismissed = dismissed
+    report.dismissed = [d for d in quieted if isinstance(d, Dismissal)]
+    report.snoozed = [s for s in quieted if isinstance(s, Snooze)]
     if earlier:
         read = [noise.keep(store.prs_in_window(name, period, excerpts=False)) for period in earlier]
         report.stats.trend = trend(
@@ -350,7 +353,10 @@ def _compute(
         continue_themes(report.themes, prs, before)
         # The model judges what the rules found addressed, within the report's caps.
         followed = follow_risks(store, name, window, earlier, taxonomy, lang, settings.report, engine)
-        report.risk_followups = noise.followups(followed, counted | {p.number for p in before if p.number})
+        report.risk_followups, snoozed = noise.followups(
+            followed, counted | {p.number for p in before if p.number}
+        )
+        report.snoozed += [s for s in snoozed if s not in report.snoozed]
     if engine is not None:  # every request of the report counted, the follow-ups' too
         report.llm_usage = engine.usage()
         note = engine.spend.cap_note(lang)
@@ -411,11 +417,13 @@ def make_report(
         warnings += missed
     warnings += [missing_text(gaps, name, lang)] if gaps else []
     earlier = earlier_periods(store, source, name, window, now)
-    noise = noise_for(settings, store, name, subscription)
+    noise = noise_for(settings, store, name, subscription, now)
     warnings += file_left_out(store, name, window, given, settings, lang)
     report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
     report.history = history(store, source, name, window, now, noise)
     report.attention, untold, unread = read_attention(settings.attention, source, window, now, lang)
+    report.attention, snoozed = noise.quiet_open(report.attention)
+    report.snoozed += snoozed
     report.unavailable += ["open_prs"] if untold else []
     warnings += unread
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0

@@ -7,7 +7,7 @@ every text from the source (titles, authors, branch and check names) is left for
 from __future__ import annotations
 
 from prdigest.i18n import risk_name
-from prdigest.models import Attention, ChecksState, Dismissal, OpenPR, Report
+from prdigest.models import Attention, ChecksState, Dismissal, OpenPR, Report, Snooze
 from prdigest.render.sanitize import safe_url
 
 CARD_PRS = 2  # open PRs the card's line names; the thread and the page list them all
@@ -62,3 +62,18 @@ def dismissal_words(d: Dismissal, lang: str, t: dict[str, str]) -> str:
     """ "#12 no test change (no_tests) — by alice on 2026-11-30"."""
     name = risk_name(d.label, lang)
     return t["dis_line"].format(number=d.number, name=name, label=d.label, by=d.by, on=d.at.date())
+
+
+def snooze_words(s: Snooze, lang: str, t: dict[str, str]) -> str:
+    """ "no_tests snoozed by alice until 2026-12-10", "#12 acknowledged by bob on 2026-12-03"."""
+    until = s.until.date() if s.until else ""
+    if s.kind == "risk":
+        return t["sn_risk"].format(name=risk_name(s.label, lang), label=s.label, by=s.by, until=until)
+    if s.until is None:
+        return t["sn_open_ack"].format(number=s.number, by=s.by, on=s.at.date())
+    return t["sn_open"].format(number=s.number, by=s.by, until=until)
+
+
+def waiting_for_review(op: OpenPR) -> bool:
+    """Whether the PR waits for a review (not for its merge): whom it asked is whom a nudge names."""
+    return op.reason in ("waiting_review", "large_unreviewed")

@@ -26,7 +26,16 @@ from prdigest.models import (
     is_iso_week,
     iso_week_label,
 )
-from prdigest.render.attention import card_words, checks_warning, open_pr_urls, open_prs, reason_words
+from prdigest.render.attention import (
+    CARD_PRS,
+    card_words,
+    checks_warning,
+    open_pr_urls,
+    open_prs,
+    reason_words,
+    snooze_words,
+    waiting_for_review,
+)
 from prdigest.render.flow import card_words as flow_card_words
 from prdigest.render.flow import flow_lines
 from prdigest.render.views import (
@@ -37,6 +46,8 @@ from prdigest.render.views import (
     engine_note,
     key_prs,
     link_refs,
+    open_quiet_buttons,
+    risk_quiet_buttons,
     score,
     usage_note,
     with_page,
@@ -55,6 +66,7 @@ from prdigest.render.week_words import (
 )
 
 STORIES = 3  # themes and risks the digest names, one line each
+ASKED = 5  # people an open PR's thread line names
 LINE_CHARS = 60  # a story's or a risk's name: one line on a phone
 WARNINGS = 2
 THREAD_PRS = 50  # key PRs a thread lists at most (five Lark tables of ten); the page has them all
@@ -66,6 +78,8 @@ LINK_ROOM = 600  # link markup any text may carry beyond its own length: ten lin
 
 T = TypeVar("T")
 M = TypeVar("M")
+# A thread line and the buttons under it (none: a line alone).
+Item = tuple[str, list[Button]]
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,7 @@ class Lines:
 
     markup: Markup
     urls: dict[int, str]
+    mentions: dict[str, str]  # GitHub login -> the chat's mention (Report.mentions): written as it is
 
     def cite(self, numbers: Sequence[int], limit: int) -> str:
         shown = [self.markup.link(n, self.urls[n]) if n in self.urls else f"#{n}" for n in numbers[:limit]]
@@ -105,6 +120,10 @@ class Lines:
 
         return link_refs(shown, self.markup.ref, self.urls, link)
 
+    def person(self, login: str) -> str:
+        """A GitHub login as its chat user's mention where the delivery found one, else a plain name."""
+        return self.mentions.get(login) or self.markup.text(login, 40)
+
     def named(self, name: str, numbers: Sequence[int], limit: int) -> str:
         return f"{self.markup.bold(self.markup.text(name, LINE_CHARS))} {self.cite(numbers, limit)}".rstrip()
 
@@ -114,7 +133,7 @@ class Lines:
 
 
 def lines_of(report: Report, markup: Markup) -> Lines:
-    return Lines(markup, {**cited_urls(report), **open_pr_urls(report.attention)})
+    return Lines(markup, {**cited_urls(report), **open_pr_urls(report.attention)}, report.mentions)
 
 
 def numbered(lines: Sequence[str]) -> list[str]:
@@ -175,7 +194,13 @@ def digest_attention(report: Report, t: dict[str, str], lines: Lines) -> list[st
     flow = flow_card_words(report, t)
     out = [lines.prose(flow, 160)] if flow else []
     out += [lines.markup.text(red, 120)] if red else []
-    return out + ([lines.prose(card_words([("", op) for op in prs], t), None)] if prs else [])
+    if not prs:
+        return out
+    line = lines.prose(card_words([("", op) for op in prs], t), None)
+    # Only mentions on the card (a plain name nudges nobody); the thread names everyone asked.
+    asked = [login for op in prs[:CARD_PRS] if waiting_for_review(op) for login in op.asked]
+    mentioned = [lines.mentions[login] for login in dict.fromkeys(asked) if login in lines.mentions]
+    return [*out, line + (" · " + t["att_asks"].format(who=" ".join(mentioned)) if mentioned else "")]
 
 
 def digest_buttons(report: Report, report_url: str | None, t: dict[str, str]) -> list[Button]:
@@ -238,17 +263,39 @@ def thread_details(report: Report, t: dict[str, str], lines: Lines) -> list[str]
     ]
 
 
-def thread_attention(report: Report, t: dict[str, str], lines: Lines) -> list[str]:
-    """Every open PR needing attention with its title, author and why; a red default branch first."""
+def thread_risks(report: Report, t: dict[str, str], lines: Lines) -> list[Item]:
+    """Every risk with its evidence and the buttons that acknowledge it or snooze it for a week; the risks
+    snoozed last."""
+    ref = ReportRef.of(report)
+    risks = report.risk_observations
+    out = [(f"{i}. {lines.risk(o)}", risk_quiet_buttons(ref, o, t)) for i, o in enumerate(risks, start=1)]
+    return out + _quieted(report, "risk", t, lines)
+
+
+def thread_attention(report: Report, t: dict[str, str], lines: Lines) -> list[Item]:
+    """Every open PR needing attention with its title, author, why and whom it asked, and the buttons that
+    acknowledge it or snooze it for a week; a red default branch first, the PRs quieted last."""
     red = checks_warning(report.attention, t)
-    out = [lines.markup.text(red, THREAD_CHARS)] if red else []
-    return out + numbered([_open_line(op, t, lines) for op in open_prs(report)])
+    ref = ReportRef.of(report)
+    out: list[Item] = [(lines.markup.text(red, THREAD_CHARS), [])] if red else []
+    for i, op in enumerate(open_prs(report), start=1):
+        out.append((f"{i}. {_open_line(op, t, lines)}", open_quiet_buttons(ref, op, t)))
+    return out + _quieted(report, "open", t, lines)
+
+
+def _quieted(report: Report, kind: str, t: dict[str, str], lines: Lines) -> list[Item]:
+    m = lines.markup
+    said = [snooze_words(s, report.lang, t) for s in report.snoozed if s.kind == kind]
+    return [(m.note(m.text(words, THREAD_CHARS)), []) for words in said]
 
 
 def _open_line(op: OpenPR, t: dict[str, str], lines: Lines) -> str:
     m = lines.markup
     who = m.note(f"{m.text(op.author, 40)} · {m.text(reason_words(op, t), None)}")
-    return f"{lines.cite([op.number], 1)} {m.text(op.title, LINE_CHARS)} {who}"
+    asked = op.asked[:ASKED] if waiting_for_review(op) else []
+    # Outside the note's markup: a mention must stay a mention on every platform.
+    asks = " · " + t["att_asks"].format(who=", ".join(lines.person(a) for a in asked)) if asked else ""
+    return f"{lines.cite([op.number], 1)} {m.text(op.title, LINE_CHARS)} {who}{asks}"
 
 
 def _theme_line(th: Theme, t: dict[str, str], lines: Lines) -> str:

@@ -21,7 +21,14 @@ from markupsafe import Markup, escape
 from prdigest.i18n import report_texts, risk_name
 from prdigest.i18n.tags import tag_name, tag_share
 from prdigest.models import OpenPR, Report, RiskFollowup
-from prdigest.render.attention import checks_warning, dismissal_words, open_pr_urls, open_prs, reason_words
+from prdigest.render.attention import (
+    checks_warning,
+    dismissal_words,
+    open_pr_urls,
+    open_prs,
+    reason_words,
+    snooze_words,
+)
 from prdigest.render.chart_choice import dominant_tag, per_day_chart_worth, tag_chart_worth
 from prdigest.render.charts import Bar, column_chart, hbar_chart
 from prdigest.render.digest import verdict
@@ -126,6 +133,7 @@ def _sections(report: Report, t: dict[str, str], a: str, h: int, overview: bool 
             attention=_attention(report, t),
             flow=flow_lines(report, t),
             dismissed=[] if overview else [dismissal_words(d, report.lang, t) for d in report.dismissed],
+            snoozed=[] if overview else [snooze_words(s, report.lang, t) for s in report.snoozed],
         )
     )
 

@@ -19,16 +19,17 @@ from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
 from prdigest.render.digest import (
     KEY_PR_CHARS,
+    Item,
     Lines,
     Markup,
     digest_warnings,
     lines_of,
-    numbered,
     pack,
     scores,
     thread_attention,
     thread_details,
     thread_key_prs,
+    thread_risks,
 )
 from prdigest.render.sanitize import lark_md, plain
 from prdigest.render.team import card_body
@@ -56,6 +57,7 @@ from prdigest.render.views import (
 Card = dict[str, Any]
 
 BODY_LIMIT = 28_000
+MAX_COMPONENTS = 200  # Lark refuses a card of more (11310)
 # As long as real ids (chat ids are "oc_" + 32 hex, uuids at most 50), so the measured body is the sent one.
 _RECEIVE_ID = "oc_" + "0" * 32
 _UUID = "0" * 50
@@ -153,10 +155,10 @@ def _thread(report: Report, head: str) -> list[Card]:
     lines = lines_of(report, MARKUP)
     key, left = thread_key_prs(report)
     cards = pack(key, lambda chunk, last: _key_card(chunk, lines, t, left if last else 0, head), _fits)
-    cards += _text_cards(head + t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
+    cards += _item_cards(head + t["card_risks"], thread_risks(report, t, lines))
     if report.stats.merged_prs:
         cards += _text_cards(head + t["c_details"], thread_details(report, t, lines))
-    return cards + _text_cards(head + t["att_heading"], thread_attention(report, t, lines))
+    return cards + _item_cards(head + t["att_heading"], thread_attention(report, t, lines))
 
 
 def lark_messages(report: Report, report_url: str | None = None) -> list[Card]:
@@ -165,7 +167,16 @@ def lark_messages(report: Report, report_url: str | None = None) -> list[Card]:
 
 
 def _fits(card: Card) -> bool:
-    return lark_request_body_bytes(card) <= BODY_LIMIT
+    return lark_request_body_bytes(card) <= BODY_LIMIT and _components(card) <= MAX_COMPONENTS
+
+
+def _components(node: Any) -> int:
+    """The card's components (every object with a tag), which Lark caps per card."""
+    if isinstance(node, list):
+        return sum(_components(n) for n in node)
+    if isinstance(node, dict):
+        return ("tag" in node) + sum(_components(v) for v in node.values())
+    return 0
 
 
 def _text_cards(heading: str, lines: list[str]) -> list[Card]:
@@ -173,6 +184,16 @@ def _text_cards(heading: str, lines: list[str]) -> list[Card]:
         return _card(heading, _header(heading, "", "blue"), [_md("\n".join(chunk))])
 
     return pack(lines, build, _fits)
+
+
+def _item_cards(heading: str, items: list[Item]) -> list[Card]:
+    """Lines under a heading, each with its row of buttons, in as many cards as that takes."""
+
+    def build(chunk: Sequence[Item], last: bool) -> Card:
+        elements = [e for text, buttons in chunk for e in (_md(text), _buttons(buttons))]
+        return _card(heading, _header(heading, "", "blue"), elements)
+
+    return pack(items, build, _fits)
 
 
 def _key_card(rows: Sequence[ReportPR], lines: Lines, t: dict[str, str], left: int, head: str) -> Card:

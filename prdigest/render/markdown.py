@@ -8,7 +8,14 @@ from datetime import date
 from prdigest.i18n import report_texts, risk_name, texts
 from prdigest.i18n.tags import tag_name
 from prdigest.models import Report, is_iso_week
-from prdigest.render.attention import checks_warning, dismissal_words, open_pr_urls, open_prs, reason_words
+from prdigest.render.attention import (
+    checks_warning,
+    dismissal_words,
+    open_pr_urls,
+    open_prs,
+    reason_words,
+    snooze_words,
+)
 from prdigest.render.flow import flow_lines
 from prdigest.render.sanitize import clean
 from prdigest.render.team import team_name, top_risk
@@ -287,11 +294,16 @@ def attention_section(report: Report, t: dict[str, str], h: str) -> list[str]:
 
 
 def dismissed_section(report: Report, t: dict[str, str]) -> list[str]:
-    """A footnote: the risk labels admins dismissed, which the report leaves out, and who did."""
-    if not report.dismissed:
-        return []
-    lines = [f"- {escape(dismissal_words(d, report.lang, t))}" for d in report.dismissed]
-    return ["", f"_{t['dis_heading']}_", "", *lines]
+    """Footnotes: the risk labels admins dismissed and what a card's buttons quieted, which the report
+    leaves out, and who did."""
+    out = []
+    if report.dismissed:
+        lines = [f"- {escape(dismissal_words(d, report.lang, t))}" for d in report.dismissed]
+        out += ["", f"_{t['dis_heading']}_", "", *lines]
+    if report.snoozed:
+        lines = [f"- {escape(snooze_words(s, report.lang, t))}" for s in report.snoozed]
+        out += ["", f"_{t['sn_heading']}_", "", *lines]
+    return out
 
 
 def _num(value: float | None) -> str:

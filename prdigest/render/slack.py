@@ -29,6 +29,7 @@ from slack_sdk.models.blocks import (
 from prdigest.i18n import report_texts, texts
 from prdigest.models import Report, ReportPR
 from prdigest.render.digest import (
+    Item,
     Markup,
     digest_title,
     digest_warnings,
@@ -39,6 +40,7 @@ from prdigest.render.digest import (
     thread_attention,
     thread_details,
     thread_key_prs,
+    thread_risks,
 )
 from prdigest.render.sanitize import plain, slack_text
 from prdigest.render.team import card_body, team_title
@@ -176,10 +178,10 @@ def _thread(report: Report, head: str) -> list[Message]:
     key, left = thread_key_prs(report)
     more = ["_" + slack_text(t["more_in_full"].format(n=left)) + "_"] if left else []
     out = _text_messages(head + t["key_prs"], numbered([key_pr_line(p, lines) for p in key]) + more)
-    out += _text_messages(head + t["card_risks"], numbered([lines.risk(o) for o in report.risk_observations]))
+    out += _item_messages(head + t["card_risks"], thread_risks(report, t, lines))
     if report.stats.merged_prs:
         out += _text_messages(head + t["c_details"], thread_details(report, t, lines))
-    return out + _text_messages(head + t["att_heading"], thread_attention(report, t, lines))
+    return out + _item_messages(head + t["att_heading"], thread_attention(report, t, lines))
 
 
 def slack_messages(report: Report, report_url: str | None = None) -> list[Message]:
@@ -199,6 +201,16 @@ def _text_messages(heading: str, lines: list[str]) -> list[Message]:
         return _message(heading, [_header(heading), *sections])
 
     return pack(lines, build, _within_limits)
+
+
+def _item_messages(heading: str, items: list[Item]) -> list[Message]:
+    """Lines under a heading, each with its buttons below it, in as many messages as that takes."""
+
+    def build(chunk: Sequence[Item], last: bool) -> Message:
+        blocks = [b for text, buttons in chunk for b in (_section(text), _actions(buttons))]
+        return _message(heading, [_header(heading), *blocks])
+
+    return pack(items, build, _within_limits)
 
 
 def _section_fits(section: SectionBlock) -> bool:

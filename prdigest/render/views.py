@@ -14,16 +14,16 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from prdigest.i18n import risk_name
-from prdigest.models import Lang, PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
+from prdigest.models import Lang, OpenPR, PRAnalysis, PullRequest, Report, ReportPR, RiskObservation
 from prdigest.render.sanitize import safe_url
 from prdigest.subscription import source_label
 
-Action = Literal["risks", "key_prs", "explain", "another_week", "open"]
+Action = Literal["risks", "key_prs", "explain", "another_week", "open", "ack", "snooze"]
 
 
 class _View(BaseModel):
@@ -46,12 +46,15 @@ class ReportRef(_View):
 
 
 class ActionValue(ReportRef):
-    """What a button asks for; `number` only for "explain"."""
+    """What a button asks for: `number` names the PR to explain, or the open PR to acknowledge or snooze;
+    `label` the risk label to acknowledge or snooze (an open PR's acknowledgement: the reason it waits
+    for)."""
 
     action: Action
     number: int | None = None
+    label: str | None = None
 
-    def payload(self) -> dict[str, str | int]:
+    def payload(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
 
@@ -172,8 +175,28 @@ class Button:
     primary: bool = False
 
 
-def callback(label: str, ref: ReportRef, action: Action, number: int | None = None) -> Button:
-    return Button(label, ActionValue(**ref.model_dump(), action=action, number=number))
+def callback(text: str, ref: ReportRef, action: Action, number: int | None = None, **more: Any) -> Button:
+    """A callback button reading ``text``; ``more``: the value's other fields (its label)."""
+    return Button(text, ActionValue(**ref.model_dump(), action=action, number=number, **more))
+
+
+def risk_quiet_buttons(ref: ReportRef, o: RiskObservation, t: dict[str, str]) -> list[Button]:
+    """A risk's "acknowledged" (its label dismissed on the card's week's PRs) and "snooze a week" (its
+    label, for the repository); none for a risk with no label (nothing to quiet it by)."""
+    if not o.label:
+        return []
+    return [
+        callback(t["btn_ack"], ref, "ack", label=o.label),
+        callback(t["btn_snooze"], ref, "snooze", label=o.label),
+    ]
+
+
+def open_quiet_buttons(ref: ReportRef, op: OpenPR, t: dict[str, str]) -> list[Button]:
+    """An open PR's "acknowledged" (quiet while it waits for the same reason) and "snooze a week"."""
+    return [
+        callback(t["btn_ack"], ref, "ack", op.number, label=op.reason),
+        callback(t["btn_snooze"], ref, "snooze", op.number),
+    ]
 
 
 def _explain(t: dict[str, str], ref: ReportRef, numbers: list[int]) -> list[Button]:

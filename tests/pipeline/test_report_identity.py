@@ -34,10 +34,10 @@ BIG_WEEK = Window(since="2026-08-10", until="2026-08-16", tz="Asia/Shanghai")
 
 # sha256 of (the JSON contract without its generation time) + the Markdown, per report.
 DIGESTS = {
-    "demo-zh": "427bb5317b6a181180ea91dc7614791257cfe490d230da56bfe6374fad6ecc94",
-    "demo-en": "6fd471c0be3a8cbee5ec8f372651ccf3c5512b195e1c8d144e6208f39c142ba8",
-    "2000-zh": "42edee24fe6ac07922f66949469722e1257fbc0158e1e5211d13ba462cefc0f9",
-    "2000-en": "0085b1100cf37578a31cfe32e9510834e7ddd5297666532ba28672b69d600fc4",
+    "demo-zh": "1de79f674ba69bed6d910b7c9736880b31463c9f19d72a6b636f07d265979e69",
+    "demo-en": "05c57372542a9b2df09997ac9add783db10f335bede7da2a5ae4f0ed51578e1a",
+    "2000-zh": "3b2756165a34fa7760fdf987864b2bead056f653e21b740ffeb65cae4caf21b8",
+    "2000-en": "8f6c99bf9cad09e7e2d49b00c2719d0de0ab7c51f08971764e0098df935c6273",
 }
 
 
