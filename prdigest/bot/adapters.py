@@ -15,10 +15,20 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
+from prdigest.errors import PrdigestError
 from prdigest.models import Report
 
 # (report, chat id, who the page is for: "chat" or "asker"): a page's link for that chat.
 ReportUrl = Callable[[Report, str, str], str | None]
+
+
+class LookupDenied(PrdigestError):
+    """The platform refuses to find its users by email: the app lacks the permission (``needs``)."""
+
+    def __init__(self, platform: str, needs: str):
+        super().__init__(f"{platform} does not let the app find users by email: it needs {needs}")
+        self.platform = platform
+        self.needs = needs
 
 
 class ChatAdapter(Protocol):
@@ -84,6 +94,12 @@ class ChatAdapter(Protocol):
 
     def mention(self, user: str) -> str:
         """``user`` (the platform's user id) mentioned in a message, in the platform's syntax."""
+        ...
+
+    def user_by_email(self, email: str) -> str | None:
+        """The platform's id of its user with this email; None when it knows no such user. Raises
+        `LookupDenied` when the app lacks the permission to ask, the platform's error on any other
+        failure."""
         ...
 
     def text_payload(self, text: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ value is reported with where it came from: the file and line, or the variable.
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -69,6 +70,8 @@ __all__ = [
 
 CONFIG_NAME = "prdigest.toml"
 
+log = logging.getLogger("prdigest.config")
+
 
 def load_settings(
     config: str | Path | None = None,
@@ -85,6 +88,8 @@ def load_settings(
     text, data = _read_toml(path) if path is not None else ("", {})
     settings = _layer(data, env, overrides or {}, path, text)
     use_secrets(secrets_of(settings))  # from now on masked in every output of the process
+    for line in settings.skipped_people:  # the rest of the file holds: say what was left out, once
+        log.warning("%s: %s", path or "settings", line)
     return settings
 
 
@@ -130,8 +135,9 @@ def _layer(
 
 
 def check_settings(settings: Settings) -> list[str]:
-    """What valid settings still cannot do: subscriptions to unconfigured platforms, missing clones."""
-    problems = []
+    """What valid settings still cannot do: subscriptions to unconfigured platforms, missing clones; and
+    the [[people]] entries left out as malformed."""
+    problems = list(settings.skipped_people)
     for i, sub in enumerate(settings.subscriptions):
         platform = getattr(settings, sub.platform, None)
         if platform is not None and not platform.enabled:

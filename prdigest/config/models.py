@@ -11,7 +11,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from prdigest.models import Lang, zone
 from prdigest.redact import no_credentials, redact
@@ -87,13 +99,28 @@ class RepoSettings(_Section):
 
 # A GitHub login: letters, digits and single hyphens inside, at most 39 characters.
 _LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
+# A chat user's id as each platform writes it: only these ever reach a mention's markup, so a value that
+# could close or add markup (`U1> <!channel`, `all`) is never one.
+CHAT_USER_IDS = {
+    "slack": re.compile(r"[UW][A-Z0-9]{2,}"),  # a user (U...) or an Enterprise Grid user (W...)
+    "lark": re.compile(r"ou_[A-Za-z0-9]{2,64}"),  # an open_id
+}
+
+
+def chat_user_id(platform: str, value: object) -> str | None:
+    """``value`` when it is a user id of ``platform`` as the platform writes it, else None."""
+    pattern = CHAT_USER_IDS.get(platform)
+    return value if isinstance(value, str) and pattern is not None and pattern.fullmatch(value) else None
 
 
 class PersonSettings(_Section):
-    """One person (``[[people]]``): the GitHub login a clone's commits by these emails are named by."""
+    """One person (``[[people]]``): their GitHub login, the emails a clone's commits by them carry, and
+    their user ids in chat (else found by email), for the mentions of a nudge."""
 
     github: str
-    email: list[str] = Field(min_length=1)
+    email: list[str] = []
+    slack: str | None = None  # a Slack user id, "U..." or "W..."
+    lark: str | None = None  # a Lark open_id, "ou_..."
 
     @field_validator("email", mode="before")
     @classmethod
@@ -114,6 +141,51 @@ class PersonSettings(_Section):
             if email.count("@") != 1 or " " in email.strip() or email.strip().startswith("@"):
                 raise ValueError(f"{email!r} is not an email address")
         return [email.strip() for email in value]
+
+    @field_validator("slack", "lark")
+    @classmethod
+    def _chat_id(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and chat_user_id(str(info.field_name), value) is None:
+            shape = '"U..." or "W..."' if info.field_name == "slack" else 'an open_id, "ou_..."'
+            raise ValueError(f"{value!r} is not a {str(info.field_name).title()} user id ({shape})")
+        return value
+
+    @model_validator(mode="after")
+    def _reachable(self) -> PersonSettings:
+        if not (self.email or self.slack or self.lark):
+            raise ValueError("names no email, slack or lark id")
+        return self
+
+
+def _people(entries: list[Any]) -> tuple[list[Any], list[str]]:
+    """The valid ``[[people]]`` entries, the first of each login (any capitals), and a line for each of
+    the others: one bad entry costs its person's mentions, not the whole config."""
+    kept: list[Any] = []
+    skipped: list[str] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        login = entry.get("github") if isinstance(entry, dict) else getattr(entry, "github", None)
+        where = f"people.{index}" + (f" (github {login!r})" if isinstance(login, str) and login else "")
+        try:
+            person = PersonSettings.model_validate(entry)
+        except ValidationError as exc:
+            skipped.append(f"{where}: skipped: {_why(exc)}")
+            continue
+        first = seen.setdefault(person.github.casefold(), index)
+        if first == index:
+            kept.append(person)
+        else:
+            skipped.append(f"{where}: skipped: people.{first} names the same GitHub login")
+    return kept, skipped
+
+
+def _why(exc: ValidationError) -> str:
+    """A validation error in one line: each wrong key and what is wrong with it."""
+    return "; ".join(
+        (".".join(map(str, err["loc"])) + ": " if err["loc"] else "")
+        + ("unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, "))
+        for err in exc.errors()
+    )
 
 
 class AttentionSettings(_Section):
@@ -333,6 +405,22 @@ class Settings(_Section):
     public_url: Url | None = None
     log: LogSettings = Field(default_factory=LogSettings)
     config_path: Path | None = None
+    # A line for each [[people]] entry left out, with why (config check and the startup log say them).
+    _skipped_people: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _skip_bad_people(cls, data: Any, handler: ModelWrapValidatorHandler[Settings]) -> Settings:
+        if not (isinstance(data, dict) and isinstance(data.get("people"), list)):
+            return handler(data)
+        people, skipped = _people(data["people"])
+        settings = handler({**data, "people": people})
+        settings._skipped_people = tuple(skipped)
+        return settings
+
+    @property
+    def skipped_people(self) -> tuple[str, ...]:
+        return self._skipped_people
 
     def repo(self, name: str) -> RepoSettings:
         """The settings of one repository, named in any capitals (GitHub's names ignore case); defaults

@@ -14,6 +14,7 @@ from prdigest.bot.adapters import AdapterDeliverer, ChatAdapter
 from prdigest.bot.connector import refused
 from prdigest.bot.delivery import Deliverer, deliver_subscription
 from prdigest.bot.give_up import report_give_up
+from prdigest.bot.people import mentions
 from prdigest.config import load_settings
 from prdigest.errors import ConfigError
 from prdigest.models import Report
@@ -38,6 +39,7 @@ class Pigeon:
 
     def __init__(self) -> None:
         self.messages: list[tuple[str, str | None, dict[str, Any], str]] = []  # (chat, thread, payload, key)
+        self.asked: list[str] = []  # the emails it was asked to find a user by
 
     def _carry(self, chat_id: str, thread: str | None, payload: dict[str, Any], key: str) -> str:
         self.messages.append((chat_id, thread, payload, key))
@@ -88,6 +90,10 @@ class Pigeon:
 
     def mention(self, user: str) -> str:
         return f"~{user}~"
+
+    def user_by_email(self, email: str) -> str | None:
+        self.asked.append(email)
+        return "ring-7"
 
     def text_payload(self, text: str) -> dict[str, Any]:
         return {"scroll": text}
@@ -142,3 +148,13 @@ def test_a_lost_week_is_told_in_the_platforms_text_and_its_refusals_are_its_own(
     assert (chat, thread, key) == ("loft-2", None, "prdigest:1:2026-W37:given-up")
     assert set(payload) == {"scroll"} and "could not be delivered" in payload["scroll"]
     assert refused(pigeon, PigeonRefused()) and not refused(pigeon, OSError("the loft is far"))
+
+
+def test_a_platform_whose_user_ids_prdigest_cannot_check_gets_no_mentions(
+    pigeon_platform: None, store: Store, tmp_path: Path
+) -> None:
+    (tmp_path / "prdigest.toml").write_text('[[people]]\ngithub = "jdoe"\nemail = "jane@acme.example"\n')
+    settings = load_settings(tmp_path / "prdigest.toml", env={})
+    pigeon = Pigeon()
+    assert mentions(settings, store, pigeon, "pigeon", ["jdoe", "jane@acme.example"], FIRE) == {}
+    assert pigeon.asked == []  # not even asked: an id it answered could carry any markup

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from prdigest.config import DEFAULT_DB, Settings, load_settings, locate_key
+from prdigest.config import DEFAULT_DB, Settings, check_settings, load_settings, locate_key
 from prdigest.errors import ConfigError
 
 GOOD = """\
@@ -130,6 +131,11 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
     assert settings.subscriptions[0].platform == "console" and settings.subscriptions[0].day == "mon"
     assert settings.llm is None  # no model named: the rules engine only
     assert settings.logins() == {"jane.doe@acme.example": "jdoe", "jane@home.example": "jdoe"}
+    assert (settings.people[0].slack, settings.people[0].lark) == (
+        "U024BE7LH",
+        "ou_7d8a6e6df7621556ce0d21922b676706",
+    )
+    assert settings.skipped_people == ()
     tables = {line.strip("[] \n") for line in example.read_text().splitlines() if line.startswith("[")}
     documented = {
         "storage",
@@ -217,3 +223,106 @@ def test_config_check_says_which_file_it_read(tmp_path: Path, run_cli) -> None:
     nowhere.mkdir()
     alone = run_cli("config", "check", cwd=nowhere)
     assert alone.returncode == 0 and alone.stdout.startswith("no config file; defaults and environment:")
+
+
+PEOPLE = """\
+[[people]]
+github = "jdoe"
+email = ["jane.doe@acme.example", "jane@home.example"]
+slack = "U024BE7LH"
+lark = "ou_7d8a6e6df7621556ce0d21922b676706"
+
+[[people]]
+github = "grid-user"
+slack = "W012A3CDE"
+
+[[people]]
+github = "mlee"
+lark = "ou_ab12"
+"""
+
+
+def test_people_name_their_chat_ids_and_need_only_one_way_to_be_reached(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, PEOPLE), env={})
+    jdoe, grid, mlee = settings.people
+    assert (jdoe.slack, jdoe.lark) == ("U024BE7LH", "ou_7d8a6e6df7621556ce0d21922b676706")
+    assert (grid.email, grid.slack, grid.lark) == ([], "W012A3CDE", None)
+    assert (mlee.email, mlee.slack, mlee.lark) == ([], None, "ou_ab12")
+    assert settings.logins() == {"jane.doe@acme.example": "jdoe", "jane@home.example": "jdoe"}
+    assert settings.skipped_people == () and check_settings(settings) == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "line"),
+    [
+        (
+            'github = "bob"\nslack = "U1> <!channel"',
+            "people.3 (github 'bob'): skipped: slack: 'U1> <!channel'",
+        ),
+        (
+            'github = "bob"\nslack = "u024be7lh"',
+            "people.3 (github 'bob'): skipped: slack: 'u024be7lh' is not",
+        ),
+        (
+            'github = "bob"\nslack = "C024BE7LH"',
+            "people.3 (github 'bob'): skipped: slack: 'C024BE7LH' is not",
+        ),
+        (
+            'github = "bob"\nlark = "all"',
+            "people.3 (github 'bob'): skipped: lark: 'all' is not a Lark user id",
+        ),
+        (
+            'github = "bob"\nlark = "ou_1\\"></at><at user_id=\\"all"',
+            "people.3 (github 'bob'): skipped: lark: ",
+        ),
+        ('github = "bob"', "people.3 (github 'bob'): skipped: names no email, slack or lark id"),
+        ('github = "bob"\nemail = "bob"', "people.3 (github 'bob'): skipped: email: 'bob' is not an email"),
+        (
+            'github = "bob"\nemail = "b@x.io"\nslak = "U1"',
+            "people.3 (github 'bob'): skipped: slak: unknown key",
+        ),
+        ('email = "b@x.io"', "people.3: skipped: github: Field required"),
+        (
+            'github = "-bob"\nemail = "b@x.io"',
+            "people.3 (github '-bob'): skipped: github: '-bob' is not a GitHub",
+        ),
+        (
+            'github = "JDoe"\nslack = "U0OTHER"',
+            "people.3 (github 'JDoe'): skipped: people.0 names the same GitHub",
+        ),
+    ],
+)
+def test_a_malformed_person_is_skipped_and_said_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, entry: str, line: str
+) -> None:
+    path = write(tmp_path, f"{PEOPLE}\n[[people]]\n{entry}\n\n[report]\nlanguage = 'en'\n")
+    with caplog.at_level(logging.WARNING, logger="prdigest.config"):
+        settings = load_settings(path, env={})
+    assert settings.report.language == "en"  # the rest of the file holds
+    assert [p.github for p in settings.people] == ["jdoe", "grid-user", "mlee"]  # the first of a login wins
+    (problem,) = check_settings(settings)
+    assert problem.startswith(line) and "\n" not in problem
+    (logged,) = [r.getMessage() for r in caplog.records if r.name == "prdigest.config"]
+    assert logged == f"{path}: {problem}"
+
+
+def test_people_that_are_not_tables_are_skipped_too(tmp_path: Path) -> None:
+    settings = load_settings(
+        write(tmp_path, 'people = ["jdoe", {github = "ann", slack = "U0ANN"}]\n'), env={}
+    )
+    assert [p.github for p in settings.people] == ["ann"]
+    assert check_settings(settings) == [
+        "people.0: skipped: Input should be a valid dictionary or instance of PersonSettings"
+    ]
+    assert check_settings(load_settings(env={"PRDIGEST_PEOPLE": '[{"github": "x", "slack": "all"}]'})) == [
+        "people.0 (github 'x'): skipped: slack: 'all' is not a Slack user id (\"U...\" or \"W...\")"
+    ]
+
+
+def test_config_check_names_a_skipped_person_and_fails(tmp_path: Path, run_cli) -> None:
+    path = write(tmp_path, f'{PEOPLE}\n[[people]]\ngithub = "bob"\nlark = "all"\n')
+    result = run_cli("config", "check", "--config", str(path), env={"GITHUB_TOKEN": "ghp_test"})
+    assert result.returncode == 1
+    problems = [line for line in result.stderr.splitlines() if line.startswith("problem:")]
+    why = "lark: 'all' is not a Lark user id (an open_id, \"ou_...\")"
+    assert problems == [f"problem: people.3 (github 'bob'): skipped: {why}"]

@@ -1,8 +1,9 @@
 """A local Lark/Feishu open platform for the real lark-oapi SDK: REST, HTTP events and the long connection.
 
-REST (``domain=fake.url``): the tenant token, the bot's identity, sending, replying to and
-patching messages, uploading files, reading a message (its ``thread_id`` once replies opened a
-thread on it), listing a chat's messages or a thread's replies (``GET /open-apis/im/v1/messages``,
+REST (``domain=fake.url``): the tenant token, the bot's identity, a user's open_id by email
+(contact batch_get_id, from ``users``), sending, replying to and patching messages, uploading files,
+reading a message (its ``thread_id`` once replies opened a thread on it), listing a chat's messages
+or a thread's replies (``GET /open-apis/im/v1/messages``,
 newest or oldest first, 50 a page at most, from ``start_time``). It checks what Lark checks: the
 app's credentials, the Bearer token, ``content`` as a JSON string, card JSON 2.0's top-level
 keys, the 30 KB limit on card and post bodies (code 230025), and ``uuid`` de-duplication (one
@@ -146,6 +147,11 @@ class FakeLark:
         # was granted im:chat.members:read.
         self.members: dict[str, list[str]] = {}
         self.member_scope = True
+        # The tenant's users by email (contact batch_get_id; any id the test likes, however malformed),
+        # whether the app was granted contact:user.id:readonly, and the emails of each request (refused too).
+        self.users: dict[str, str] = {}
+        self.contact_scope = True
+        self.lookups: list[list[str]] = []
 
     @property
     def url(self) -> str:
@@ -378,7 +384,7 @@ class FakeLark:
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """One REST call: its status, JSON body and extra headers (after any scripted delay)."""
         path = urlsplit(target).path
-        if path.startswith("/open-apis/im/"):
+        if path.startswith(("/open-apis/im/", "/open-apis/contact/")):
             error = self._http_error(path)
             if error is not None:
                 return error
@@ -407,6 +413,8 @@ class FakeLark:
                 "ip_white_list": [],
             }
             return 200, {"code": 0, "msg": "ok", "bot": bot}
+        if (method, path) == ("POST", "/open-apis/contact/v3/users/batch_get_id"):
+            return self._batch_get_id(path, query, headers.get("content-type", ""), raw)
         fault = self._fault(path)
         if fault is not None:
             return 400, fault
@@ -459,6 +467,39 @@ class FakeLark:
             "member_total": len(ids),
         }
         return 200, {"code": 0, "msg": "success", "data": data}
+
+    def _batch_get_id(
+        self, path: str, query: dict[str, list[str]], content_type: str, raw: bytes
+    ) -> tuple[int, dict[str, Any]]:
+        """contact v3 users batch_get_id: each email (at most 50) back in ``user_list``, with its
+        user's id when the tenant has one and without it when not, as Lark answers; 99991672 without
+        the contact permission."""
+        emails = _json(raw).get("emails") or []
+        with self._cond:
+            self.lookups.append([str(e) for e in emails] if isinstance(emails, list) else [])
+        fault = self._fault(path)
+        if fault is not None:
+            return 400, fault
+        if not self.contact_scope:
+            return 400, _error(
+                99991672,
+                "Access denied. One of the following scopes is required: [contact:user.id:readonly].",
+            )
+        if query.get("user_id_type", ["open_id"]) != ["open_id"]:
+            return 400, _error(99992402, "field validation failed: this fake gives open ids only")
+        if not content_type.startswith("application/json"):
+            return 400, _error(99992402, "the body must be application/json")
+        if not isinstance(emails, list) or len(emails) > 50:
+            return 400, _error(99992402, "field validation failed: emails is a list of at most 50")
+        known = {e.casefold(): u for e, u in self.users.items()}
+        status = {"is_frozen": False, "is_resigned": False, "is_activated": True, "is_exited": False}
+        found = [
+            {"user_id": known[str(e).casefold()], "email": e, "status": status}
+            if str(e).casefold() in known
+            else {"email": e}
+            for e in emails
+        ]
+        return 200, {"code": 0, "msg": "success", "data": {"user_list": found}}
 
     def _tenant_token(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if (body.get("app_id"), body.get("app_secret")) != (self.app_id, self.app_secret):

@@ -4,13 +4,14 @@ and a Socket Mode websocket, all on 127.0.0.1.
     with FakeSlack() as slack:
         client = WebClient(token=slack.bot_token, base_url=slack.url)
 
-Web API methods live under ``/api/``; each checks the Bearer token (``invalid_auth``
-otherwise; ``apps.connections.open`` wants the app-level token) and can be scripted to
-fail (``fail``), to answer 429 with a Retry-After (``ratelimit``), to answer an HTTP 5xx
-without doing anything (``server_error``, after ``after`` calls that go through), or to do the
-call and answer only after a delay (``slow``: Slack accepted, the client timed out). Posted
+Web API methods live under ``/api/`` (POST, or GET with the arguments in the query); each checks
+the Bearer token (``invalid_auth`` otherwise; ``apps.connections.open`` wants the app-level token)
+and can be scripted to fail (``fail``), to answer 429 with a Retry-After (``ratelimit``), to answer
+an HTTP 5xx without doing anything (``server_error``, after ``after`` calls that go through), or to
+do the call and answer only after a delay (``slow``: Slack accepted, the client timed out). Posted
 messages are recorded with their channel, thread, blocks and metadata, and read back newest
 first by ``conversations.history`` (top-level messages) and ``conversations.replies`` (a thread).
+``users.lookupByEmail`` finds the ``users`` given by email (``users:read.email`` in ``scopes``).
 ``apps.connections.open`` hands out the address of a local websocket that says hello, then carries
 the envelopes the test sends (``send_event``, ``send_command``, ``send_action``) and collects the
 client's acks.
@@ -107,7 +108,11 @@ class FakeSlack:
     acks: dict[str, Json] = field(default_factory=dict)  # envelope id -> the client's ack
     # channel id -> its members' user ids (users.conversations); scopes: the token's.
     members: dict[str, set[str]] = field(default_factory=dict)
-    scopes: set[str] = field(default_factory=lambda: {"chat:write", "channels:read", "groups:read"})
+    # email -> user id (users.lookupByEmail; any id the test likes, however malformed)
+    users: dict[str, str] = field(default_factory=dict)
+    scopes: set[str] = field(
+        default_factory=lambda: {"chat:write", "channels:read", "groups:read", "users:read.email"}
+    )
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -346,6 +351,23 @@ class FakeSlack:
             "response_metadata": {"next_cursor": cursor},
         }
 
+    def _lookup_by_email(self, args: Json) -> Json:
+        """users.lookupByEmail: the workspace's user with ``email`` (any capitals), as Slack answers it;
+        missing_scope without users:read.email, users_not_found for an email no user has."""
+        if "users:read.email" not in self.scopes:
+            provided = ",".join(sorted(self.scopes))
+            return {"ok": False, "error": "missing_scope", "needed": "users:read.email", "provided": provided}
+        email = str(args.get("email") or "")
+        if not email:
+            return {"ok": False, "error": "invalid_arguments"}
+        user_id = next((u for e, u in self.users.items() if e.casefold() == email.casefold()), None)
+        if user_id is None:
+            return {"ok": False, "error": "users_not_found"}
+        name = email.split("@")[0]
+        profile = {"email": email, "real_name": name, "display_name": name}
+        user = {"id": user_id, "team_id": TEAM, "name": name, "deleted": False, "is_bot": False}
+        return {"ok": True, "user": {**user, "real_name": name, "profile": profile}}
+
     def _post_message(self, args: Json) -> Json:
         if not args.get("channel"):
             return {"ok": False, "error": "channel_not_found"}
@@ -436,6 +458,7 @@ class FakeSlack:
 _METHODS: dict[str, Callable[[FakeSlack, Json], Json]] = {
     "auth.test": FakeSlack._auth_test,
     "users.conversations": FakeSlack._user_conversations,
+    "users.lookupByEmail": FakeSlack._lookup_by_email,
     "chat.postMessage": FakeSlack._post_message,
     "chat.update": FakeSlack._update,
     "conversations.history": FakeSlack._history,
@@ -451,6 +474,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
+
+    def do_GET(self) -> None:
+        """Web API methods called with GET (slack_sdk's users.lookupByEmail): arguments in the query."""
+        if urllib.parse.urlsplit(self.path).path.startswith("/api/"):
+            self.do_POST()
+        else:
+            self._answer(404, b"not found", "text/plain")
 
     def do_POST(self) -> None:
         fake: FakeSlack = self.server.fake  # type: ignore[attr-defined]

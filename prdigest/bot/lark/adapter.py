@@ -14,10 +14,11 @@ import logging
 from collections.abc import Collection
 from typing import Any
 
-from prdigest.bot.adapters import ReportUrl
+from prdigest.bot.adapters import LookupDenied, ReportUrl
 from prdigest.bot.app import WORKING, BotCore
 from prdigest.bot.lark.client import HTTP_TIMEOUT_S, LarkError, LarkOutbound, keyed
 from prdigest.bot.lark.connection import THREAD_TIMEOUT_S, LongConnection, events_app, ws_client
+from prdigest.bot.lark.contact import NO_PERMISSION, PERMISSION, open_id_by_email
 from prdigest.bot.lark.dispatch import EventDispatcher
 from prdigest.bot.lark.events import action_inbound, message_inbound
 from prdigest.bot.lark.messages import idempotency_key, message_text
@@ -137,6 +138,14 @@ class LarkBot:
 
     def mention(self, user: str) -> str:
         return f'<at user_id="{user}"></at>'
+
+    def user_by_email(self, email: str) -> str | None:
+        try:
+            return open_id_by_email(self.out, email)
+        except LarkError as exc:
+            if exc.code in NO_PERMISSION:
+                raise LookupDenied("Lark", PERMISSION) from None
+            raise
 
     def text_payload(self, text: str) -> dict[str, Any]:
         return {"msg_type": "text", "content": {"text": text}}

@@ -18,7 +18,7 @@ import logging
 import re
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, Protocol, TypeVar
 
 from prdigest.bot import retries
@@ -354,9 +354,10 @@ class LarkOutbound:
         return self.call("read the chat's history", lambda: self.client.im.v1.message.list(request))
 
     @staticmethod
-    def call(operation: str, call: Callable[[], A]) -> A:
+    def call(operation: str, call: Callable[[], A], *, expected: Collection[int] = ()) -> A:
         """One SDK call, retried on a failure to connect, a 429 or a 5xx (retries.py); a refusal or
-        the last failure becomes a LarkError (Lark's code and message)."""
+        the last failure becomes a LarkError (Lark's code and message), logged unless its code is
+        ``expected`` (the caller says it)."""
         attempt = 0
         while True:
             attempt += 1
@@ -377,7 +378,7 @@ class LarkOutbound:
                 break
             log.warning("Lark: could not %s (code %s); retrying in %.1f s", operation, answer.code, wait)
             retries.sleep(wait)
-        if not answer.success():
+        if not answer.success() and answer.code not in expected:
             log.warning(
                 "Lark refused to %s: %s %s (log id %s)",
                 operation,
@@ -385,6 +386,7 @@ class LarkOutbound:
                 answer.msg,
                 answer.get_log_id(),
             )
+        if not answer.success():
             raise LarkError(operation, answer.code, answer.msg or "")
         return answer
 

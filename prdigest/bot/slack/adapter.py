@@ -32,7 +32,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk.signature import SignatureVerifier
 
-from prdigest.bot.adapters import ReportUrl
+from prdigest.bot.adapters import LookupDenied, ReportUrl
 from prdigest.bot.app import WORKING, BotCore, Inbound
 from prdigest.bot.payloads import report_file_due, slack_payload
 from prdigest.bot.slack.client import (
@@ -211,6 +211,14 @@ class SlackBot:
 
     def mention(self, user: str) -> str:
         return f"<@{user}>"
+
+    def user_by_email(self, email: str) -> str | None:
+        try:
+            return self.out.user_by_email(email)
+        except SlackError as exc:
+            if exc.code == "missing_scope":
+                raise LookupDenied("Slack", "the users:read.email scope") from None
+            raise
 
     def text_payload(self, text: str) -> dict[str, Any]:
         return {"text": text}

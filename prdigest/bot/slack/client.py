@@ -230,6 +230,19 @@ class SlackOutbound:
                 break
         return found
 
+    def user_by_email(self, email: str) -> str | None:
+        """users.lookupByEmail (users:read.email): the id of the workspace's user with this email; None
+        when Slack knows none (``users_not_found``) or the account is deactivated. A SlackError else
+        (``missing_scope`` without the scope)."""
+        try:
+            answer = self.api("users.lookupByEmail", self.client.users_lookupByEmail, email=email)
+        except SlackError as exc:
+            if exc.code == "users_not_found":
+                return None
+            raise
+        user = answer.get("user") or {}
+        return None if user.get("deleted") or not user.get("id") else str(user["id"])
+
     def _pages(
         self, method: str, call: Callable[..., SlackResponse], channel: str, limit: int, **query: Any
     ) -> Iterator[list[dict[str, Any]]]:
