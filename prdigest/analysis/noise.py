@@ -124,11 +124,9 @@ class Noise:
                 snoozed.append(why)
         return out, snoozed
 
-    def quiet_open(self, attention: Attention | None) -> tuple[Attention | None, list[Snooze]]:
+    def quiet_open(self, attention: Attention) -> tuple[Attention, list[Snooze]]:
         """The open PRs needing attention without the snoozed ones and those acknowledged for the reason
         they wait for now, and the snoozes that took one off."""
-        if attention is None:
-            return None, []
         applied, kept = [], []
         for op in attention.open_prs:
             why = next(

@@ -3,14 +3,16 @@ unreviewed), read fresh from the repository's source, as the report's attention 
 
 from __future__ import annotations
 
+from prdigest.analysis.noise import Noise
 from prdigest.handlers.commands import Intent, command, words
 from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import resolve, text_reply
 from prdigest.handlers.tool_args import RepoArgs
 from prdigest.i18n import texts
-from prdigest.render.attention import checks_warning, open_pr_urls, reason_words
+from prdigest.render.attention import checks_warning, open_pr_urls, reason_words, snooze_words
 from prdigest.render.markdown import escape
+from prdigest.storage.snoozes import active_snoozes
 
 # What a question about waiting PRs sounds like: "which PRs are stuck?", "还有哪些 PR 在等评审".
 # fmt: off
@@ -34,10 +36,12 @@ WAITING_WORDS = words(
 def open_prs(intent: Intent, ctx: Context, svc: Services) -> Reply:
     scope = resolve(intent, ctx, svc)
     lang, t = scope.lang, texts(scope.lang)
-    source = svc.source_for(scope.repo)
-    found = source.attention(svc.settings.attention, svc.clock()) if source is not None else None
-    if found is None:  # a clone, or the cache alone: open PRs are GitHub's to tell
+    source, now = svc.source_for(scope.repo), svc.clock()
+    read = source.attention(svc.settings.attention, now) if source is not None else None
+    if read is None:  # a clone, or the cache alone: open PRs are GitHub's to tell
         return text_reply("text", lang, t["open_untold"].format(repo=scope.repo), repo=scope.repo)
+    # What a card's buttons snoozed or acknowledged stays out, as in the reports, and is said below.
+    found, quieted = Noise(snoozes=tuple(active_snoozes(svc.store, scope.repo, now))).quiet_open(read)
     urls = open_pr_urls(found)
     lines = [f"**{t['att_heading']} · {escape(scope.repo)}**", ""]
     for op in found.open_prs:
@@ -47,4 +51,6 @@ def open_prs(intent: Intent, ctx: Context, svc: Services) -> Reply:
         lines.append(t["open_none"].format(repo=escape(scope.repo)))
     if warning := checks_warning(found, t):
         lines += ["", escape(warning)]
+    if quieted:
+        lines += ["", f"_{t['sn_heading']}_", *(f"- {escape(snooze_words(s, lang, t))}" for s in quieted)]
     return text_reply("text", lang, "\n".join(lines), repo=scope.repo)

@@ -422,8 +422,9 @@ def make_report(
     report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
     report.history = history(store, source, name, window, now, noise)
     report.attention, untold, unread = read_attention(settings.attention, source, window, now, lang)
-    report.attention, snoozed = noise.quiet_open(report.attention)
-    report.snoozed += snoozed
+    if report.attention is not None:
+        report.attention, snoozed = noise.quiet_open(report.attention)
+        report.snoozed += snoozed
     report.unavailable += ["open_prs"] if untold else []
     warnings += unread
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
