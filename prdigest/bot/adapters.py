@@ -142,12 +142,15 @@ def post_thread(
 class AdapterDeliverer:
     """A chat adapter as the weekly job's Deliverer: the card, the report as a Markdown file when it has
     no page, then the card's thread. A thread reply that fails after the card went out fails the
-    delivery, which the next run completes from the card it finds."""
+    delivery, which the next run completes from the card it finds. ``nudge`` adds the chat's mentions
+    to a report before it is rendered (bot/nudges.py)."""
 
-    def __init__(self, adapter: ChatAdapter):
+    def __init__(self, adapter: ChatAdapter, nudge: Callable[[Report], Report] | None = None):
         self.adapter = adapter
+        self.nudge = nudge or (lambda report: report)
 
     def deliver(self, chat_id: str, report: Report, key: str, report_url: str | None, markdown: str) -> str:
+        report = self.nudge(report)
         card_id = self.adapter.post_card(chat_id, None, report, report_url, key)
         if report_url is None:
             self.adapter.post_file(chat_id, None, card_id, report, markdown, key)
@@ -157,11 +160,12 @@ class AdapterDeliverer:
     def complete_thread(
         self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
     ) -> None:
-        post_thread(self.adapter, chat_id, message_id, report, report_url, key, look=True)
+        post_thread(self.adapter, chat_id, message_id, self.nudge(report), report_url, key, look=True)
 
     def update_report(
         self, chat_id: str, message_id: str, report: Report, report_url: str | None, key: str
     ) -> None:
+        report = self.nudge(report)
         self.adapter.update_card(chat_id, message_id, report, report_url, key)
         post_thread(self.adapter, chat_id, message_id, report, report_url, key, look=True, redraw=True)
 

@@ -11,11 +11,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from prdigest.bot.adapters import AdapterDeliverer, ChatAdapter, ReportUrl
+from prdigest.bot.nudges import nudge_for
 
 if TYPE_CHECKING:
     from prdigest.bot.app import BotCore
     from prdigest.bot.web import WebApp, WSGIApp
     from prdigest.config import Settings
+    from prdigest.storage import Store
 
 # (settings, the chat core or None for a delivery-only client, report page links): the adapter.
 AdapterBuilder = Callable[["Settings", "BotCore | None", "ReportUrl | None"], ChatAdapter]
@@ -57,9 +59,10 @@ def page_urls(settings: Settings, core: BotCore | None) -> ReportUrl | None:
 
 
 def chat_adapters(
-    settings: Settings, core: BotCore | None, web: WebApp | None
+    settings: Settings, core: BotCore | None, web: WebApp | None, store: Store | None = None
 ) -> list[tuple[str, ChatAdapter, AdapterDeliverer]]:
-    """(platform, adapter, deliverer) for each configured platform; HTTP-mode adapters mount on ``web``."""
+    """(platform, adapter, deliverer) for each configured platform; HTTP-mode adapters mount on ``web``.
+    With the cache (``store``), a deliverer mentions the reviewers of waiting PRs when the settings say so."""
     found: list[tuple[str, ChatAdapter, AdapterDeliverer]] = []
     urls = page_urls(settings, core)
     for name, build in ADAPTERS.items():
@@ -70,5 +73,6 @@ def chat_adapters(
         http = getattr(table, "mode", None) == "http"
         if web is not None and http and adapter.events_path is not None and isinstance(adapter, HttpEvents):
             web.mount_events(adapter.events_path, adapter.wsgi_app())
-        found.append((name, adapter, AdapterDeliverer(adapter)))
+        nudge = nudge_for(settings, store, adapter, name) if store is not None else None
+        found.append((name, adapter, AdapterDeliverer(adapter, nudge)))
     return found

@@ -88,7 +88,7 @@ class Service:
         from prdigest.bot.platforms import chat_adapters
 
         lookups: dict[str, Lookup] = {}
-        for platform, adapter, deliverer in chat_adapters(self.settings, self.core, self.web):
+        for platform, adapter, deliverer in chat_adapters(self.settings, self.core, self.web, self.store):
             self.adapters.append(adapter)
             self.connectors.append(Connector(platform, adapter))
             self.deliverers[platform] = deliverer

@@ -108,7 +108,7 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
     if sub is None:
         raise UsageError(f"no subscription {sub_id}; `prdigest subscriptions` lists them")
     deliverers: dict[str, Any] = {"console": ConsoleDeliverer(stderr())}
-    deliverers.update((platform, d) for platform, _, d in chat_adapters(settings, None, None))
+    deliverers.update((platform, d) for platform, _, d in chat_adapters(settings, None, None, store))
     window = parse_week(week, sub.tz) if week else None
     with progress_shown(stderr(), f"delivering {sub.repo} to {sub.platform}:{sub.chat_id}…"):
         outcome = deliver_subscription(settings, store, sub, deliverers, window=window, force=force)

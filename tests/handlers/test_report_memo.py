@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import demo_monday_after, demo_services, demo_source
 
+from prdigest import clock
 from prdigest.config import load_settings
 from prdigest.handlers import Context, Reply, Services, handle, scope
 from prdigest.handlers.report_memo import Key, ReportMemo, memo_for
-from prdigest.models import LLMUsage, Report
+from prdigest.models import LLMUsage, Report, Snooze
 from prdigest.pipeline.single import make_report
 from prdigest.storage import Store, coverage
 from prdigest.storage.revision import revision
@@ -254,3 +255,28 @@ def test_a_period_running_past_now_is_built_every_time(svc: Services, builds: li
         assert reply.kind == "risks" and reply.report is not None
         assert reply.report.window.until == WEEK.until + timedelta(days=7)
     assert len(builds) == 3
+
+
+def test_a_report_honouring_a_snooze_is_built_again_when_it_runs_out(demo_store: Store) -> None:
+    memo, settings = ReportMemo(), load_settings(env={})
+    start = demo_monday_after()
+    until = start + timedelta(days=7)
+    report = make_report(settings, demo_store, demo_source(), WEEK, save=False, now=start)
+    snoozed = report.model_copy(update={"snoozed": [
+        Snooze(repo=REPO, kind="risk", number=0, label="no_tests", until=until, by="U1", at=start)
+    ]})  # fmt: skip
+    made: list[str] = []
+    key = Key(REPO, "a", "b", "UTC", "en", "rules", "fixture")
+
+    def build() -> Report:
+        made.append("built")
+        return snoozed
+
+    clock.set_now(start)
+    memo.report(demo_store, settings, key, build)
+    clock.set_now(until - timedelta(minutes=1))
+    memo.report(demo_store, settings, key, build)
+    assert made == ["built"]  # still snoozed: the memo's report stands
+    clock.set_now(until)
+    memo.report(demo_store, settings, key, build)
+    assert made == ["built", "built"]  # the snooze ran out: the risk is back in a new build
