@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from prdigest.bot.adapters import ChatAdapter
+from prdigest.bot.adapters import ChatAdapter, LookupDenied
 from prdigest.bot.people import mentions
 from prdigest.clock import utc_now
 from prdigest.config import Settings
@@ -42,3 +42,23 @@ def nudge_for(settings: Settings, store: Store, adapter: ChatAdapter, platform: 
         return report.model_copy(update={"mentions": found, "parts": parts})
 
     return nudge
+
+
+def lookup_warnings(settings: Settings, adapters: list[tuple[str, ChatAdapter]]) -> list[str]:
+    """Whether each platform lets the app find the [[people]] without its id by email, asked once with
+    the first such email (for `config check`); a line for each platform that does not, or could not say.
+    Nothing is asked when nudges are off or every person has the platform's id."""
+    if not settings.attention.mention_reviewers:
+        return []
+    out = []
+    for platform, adapter in adapters:
+        emails = [e for p in settings.people if getattr(p, platform, None) is None for e in p.email]
+        if not emails:
+            continue
+        try:
+            adapter.user_by_email(emails[0])
+        except LookupDenied as denied:
+            out.append(f"{platform}: {denied}; people without a {platform} id in [[people]] stay plain names")
+        except Exception as exc:  # any failure of the platform: the check says it, the rest goes on
+            out.append(f"{platform}: could not check finding people by email: {str(exc)[:200]}")
+    return out

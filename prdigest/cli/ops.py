@@ -31,6 +31,13 @@ def config_check(config: str | None, db: str | None) -> None:
     problems = check_settings(settings)
     for problem in problems:
         click.echo(f"problem: {problem}", err=True)
+    if settings.attention.mention_reviewers:  # nudges find people by email: is the app allowed to?
+        from prdigest.bot.nudges import lookup_warnings
+        from prdigest.bot.platforms import chat_adapters
+
+        adapters = [(name, adapter) for name, adapter, _ in chat_adapters(settings, None, None)]
+        for warning in lookup_warnings(settings, adapters):
+            click.echo(f"warning: {warning}", err=True)
     where = (
         f"read {settings.config_path}" if settings.config_path else "no config file; defaults and environment"
     )
