@@ -7,9 +7,9 @@ X-RateLimit-* headers and spends a budget per resource, and answers an unknown
 repository with NOT_FOUND. It counts requests per path and can be told to fail:
 ``fail("502")``, ``fail("timeout")``, ``fail("secondary")``, ``fail("exhaust")``,
 ``fail("rate-limited")``; ``FakePR.broken`` makes one PR unreadable. Open PRs (``is_open``, drafts,
-review decisions), a default branch's head checks (``FakeRepo.head_checks``), files at HEAD
-(``FakeRepo.files``) and owners' repository lists (forks, archived ones) answer the open-PR and owner
-queries.
+review decisions, requested reviewers: users, teams and bots), a default branch's head checks
+(``FakeRepo.head_checks``), files at HEAD (``FakeRepo.files``: a .prdigest.toml, a CODEOWNERS) and
+owners' repository lists (forks, archived ones) answer the open-PR and owner queries.
 
     with FakeGitHub() as fake:
         fake.add_repo(FakeRepo.generate("acme/rocket", ...))
@@ -118,6 +118,9 @@ class FakePR:
     draft: bool = False
     ready_at: datetime | None = None  # when a draft was marked ready for review
     review_decision: str | None = None  # APPROVED, CHANGES_REQUESTED, REVIEW_REQUIRED; None: not required
+    # Reviewers asked, in order: a login, "org/team" for a team, "name[bot]" for a bot. As on GitHub, a
+    # user's request is gone once they have submitted a review.
+    requested: list[str] = field(default_factory=list)
 
     @property
     def node_id(self) -> str:
@@ -397,6 +400,7 @@ def _pr_node(pr: FakePR) -> dict[str, Any]:
             [{"__typename": "Issue", "number": n} for n in pr.closing], **a
         ),
         "commits": lambda **a: _page(_commits(pr), **a),
+        "reviewRequests": lambda **a: _page(_review_requests(pr), **a),
         "timelineItems": lambda itemTypes=None, **a: _page(_timeline(pr, itemTypes), **a),
     }
 
@@ -407,6 +411,25 @@ def _commits(pr: FakePR) -> list[dict[str, Any]]:
     ]
     commits[-1]["commit"]["statusCheckRollup"] = _rollup(pr.checks)
     return commits
+
+
+def _review_requests(pr: FakePR) -> list[dict[str, Any]]:
+    """The pending requests: a user who has reviewed since is no longer asked (a team still is)."""
+    reviewed = {r.author for r in pr.reviews if r.state != "PENDING"}
+    requests = []
+    for k, name in enumerate(pr.requested):
+        if name in reviewed:
+            continue
+        org, slash, slug = name.partition("/")
+        if slash:
+            organization = {"__typename": "Organization", "id": f"O_{org}", "login": org}
+            reviewer = {"__typename": "Team", "id": f"T_{name}", "slug": slug, "organization": organization}
+        else:
+            reviewer = {"id": f"U_{name}", **(_actor(name) or {})}  # a User, or a Bot for "name[bot]"
+        requests.append(
+            {"__typename": "ReviewRequest", "id": f"RR_{pr.number}_{k}", "requestedReviewer": reviewer}
+        )
+    return requests
 
 
 def _timeline(pr: FakePR, types: list[str] | None) -> list[dict[str, Any]]:

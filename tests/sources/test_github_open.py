@@ -1,6 +1,6 @@
-"""What is open on GitHub now: the open PRs that need someone, the default branch's checks and the
-repository's .prdigest.toml, in one request; an owner's repositories. Through the real PyGithub
-against the local fake GitHub."""
+"""What is open on GitHub now: the open PRs that need someone and whom they ask (requested reviewers,
+CODEOWNERS owners), the default branch's checks and the repository's .prdigest.toml, in one request;
+an owner's repositories. Through the real PyGithub against the local fake GitHub."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from test_github_source import FAST, REPO
 
 from prdigest.config import GithubSettings, Settings
 from prdigest.config.models import AttentionSettings
-from prdigest.sources.github.open_prs import OpenState, attention
+from prdigest.sources.github.open_prs import OpenState, attention, needs_attention
+from prdigest.sources.github.queries import OPEN_FILES
 from prdigest.sources.github.source import (
     GitHubAuthError,
     GitHubClient,
@@ -181,6 +182,156 @@ def test_an_unreadable_answer_is_a_github_error_not_a_crash() -> None:
     state = OpenState(REPO, [node], "main", None, "")
     with pytest.raises(GitHubError, match=f"unreadable answer from GitHub on the open PRs of {REPO}"):
         attention(state, THRESHOLDS, NOW)
+
+
+# --- whom an open PR asks ------------------------------------------------------------------
+
+CODEOWNERS = """\
+*              @lead
+*.py           @acme/python @alice   # alice owns Python, but not her own PRs
+/docs/         @writer docs@example.com
+/core/vendor/
+"""
+
+
+def asked(client: GitHubClient) -> dict[int, tuple[list[str], list[str], list[str]]]:
+    """Per open PR needing attention: its requested reviewers, its files' code owners, whom it asks."""
+    attention = GitHubSource(client, REPO).attention(THRESHOLDS, NOW)
+    assert attention is not None
+    return {pr.number: (pr.requested, pr.owners, pr.asked) for pr in attention.open_prs}
+
+
+def files(*paths: str) -> list[FakeFile]:
+    return [FakeFile(path, 1, 0) for path in paths]
+
+
+def test_requested_reviewers_users_and_teams_in_githubs_order_without_bots(
+    fake: FakeGitHub, client: GitHubClient
+) -> None:
+    open_pr(fake, 10, 8, requested=["bob", "acme/kernels", "renovate[bot]", "eve"])
+    # bob approved since he was asked: GitHub no longer lists his request; eve's is still open.
+    approved = [review("bob", "APPROVED", 4)]
+    open_pr(fake, 12, 9, reviews=approved, review_decision="APPROVED", requested=["bob", "eve"])
+    open_pr(fake, 14, 8)  # nobody asked, and no CODEOWNERS
+    fake.reset_counts()
+
+    got = asked(client)
+
+    assert got[10] == (["bob", "acme/kernels", "eve"], [], ["bob", "acme/kernels", "eve"])
+    assert got[12] == (["eve"], [], ["eve"])
+    assert got[14] == ([], [], [])
+    assert fake.counts == {"POST /graphql": 1}
+
+
+def test_requested_reviewers_once_each_and_no_bots_or_mannequins() -> None:
+    def user(login: str) -> dict[str, object]:
+        return {"requestedReviewer": {"__typename": "User", "login": login}}
+
+    team = {"__typename": "Team", "slug": "core", "organization": {"login": "acme"}}
+    node = {
+        "number": 5,
+        "createdAt": "2026-09-01T00:00:00Z",
+        "author": {"__typename": "User", "login": "chen"},
+        "reviewRequests": {
+            "totalCount": 9,
+            "nodes": [
+                user("bob"),
+                {"requestedReviewer": team},
+                user("Bob"),  # logins ignore case
+                {"requestedReviewer": team},
+                {"requestedReviewer": {"__typename": "Bot", "login": "renovate"}},
+                {"requestedReviewer": {"__typename": "Mannequin", "login": "imported"}},
+                {"requestedReviewer": None},  # a reviewer the token cannot see
+                None,
+                user("chen"),
+            ],
+        },
+    }
+    pr = needs_attention(node, THRESHOLDS, NOW)
+    assert pr is not None and pr.requested == ["bob", "acme/core"] and pr.asked == ["bob", "acme/core"]
+
+
+def test_code_owners_of_the_changed_files_without_the_author(fake: FakeGitHub, client: GitHubClient) -> None:
+    fake.repos[REPO].files |= {".github/CODEOWNERS": CODEOWNERS, "CODEOWNERS": "* @not-this-one\n"}
+    changed = files("core/engine.py", "docs/guide.md", "core/vendor/lib.c", "setup.py")
+    open_pr(fake, 10, 8, author="alice", files=changed)
+    open_pr(fake, 11, 8, author="bob", files=files("core/engine.py"))
+    open_pr(fake, 12, 8, author="bob", files=files("README.md"), requested=["eve"])
+    open_pr(fake, 13, 8, files=files("core/vendor/zlib.c"))  # unowned: the last matching line names nobody
+    fake.reset_counts()
+
+    got = asked(client)
+
+    assert got[10] == (
+        [],
+        ["acme/python", "writer", "docs@example.com"],
+        ["acme/python", "writer", "docs@example.com"],
+    )
+    assert got[11] == ([], ["acme/python", "alice"], ["acme/python", "alice"])
+    assert got[12] == (["eve"], ["lead"], ["eve"])  # the requested reviewers first
+    assert got[13] == ([], [], [])
+    assert fake.counts == {"POST /graphql": 1}
+
+
+@pytest.mark.parametrize(
+    ("where", "owners"),
+    [
+        ({".github/CODEOWNERS": "* @a\n", "CODEOWNERS": "* @b\n", "docs/CODEOWNERS": "* @c\n"}, ["a"]),
+        ({"CODEOWNERS": "* @b\n", "docs/CODEOWNERS": "* @c\n"}, ["b"]),
+        ({"docs/CODEOWNERS": "* @c\n"}, ["c"]),
+        ({".github/CODEOWNERS": "# nobody yet\n", "CODEOWNERS": "* @b\n"}, []),  # the first found is used
+        ({".github/codeowners": "* @a\n", "Docs/CODEOWNERS": "* @c\n"}, []),  # names are case-sensitive
+    ],
+)
+def test_the_codeowners_github_uses(
+    fake: FakeGitHub, client: GitHubClient, where: dict[str, str], owners: list[str]
+) -> None:
+    fake.repos[REPO].files |= where
+    open_pr(fake, 10, 8)
+    assert asked(client)[10][1] == owners
+
+
+def test_a_codeowners_that_cannot_be_read_names_nobody_and_loses_nothing(
+    fake: FakeGitHub, client: GitHubClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    repo = fake.repos[REPO]
+    repo.files |= {".github/CODEOWNERS": "* @a\n", "CODEOWNERS": "* @b\n"}
+    repo.broken_texts = {".github/CODEOWNERS"}  # GitHub fails on that one field
+    open_pr(fake, 10, 8, requested=["eve"])
+    source = GitHubSource(client, REPO)
+    attention = source.attention(THRESHOLDS, NOW)
+    assert attention is not None and attention.default_branch == "main"
+    assert [(pr.number, pr.requested, pr.owners) for pr in attention.open_prs] == [(10, ["eve"], [])]
+    assert source.repo_file() == SETTINGS_TOML
+    assert f"GitHub failed to give {REPO}:.github/CODEOWNERS" in caplog.text
+
+
+def test_a_later_codeowners_that_fails_does_not_matter(fake: FakeGitHub, client: GitHubClient) -> None:
+    fake.repos[REPO].files |= {"CODEOWNERS": "* @b\n"}
+    fake.repos[REPO].broken_texts = {"docs/CODEOWNERS"}
+    open_pr(fake, 10, 8)
+    assert asked(client)[10][1] == ["b"]
+
+
+def test_a_codeowners_github_would_not_load_names_nobody(
+    fake: FakeGitHub, client: GitHubClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.repos[REPO].files |= {"CODEOWNERS": "* @b\n" + "#" * 3 * 1024 * 1024}
+    open_pr(fake, 10, 8)
+    assert asked(client)[10][1] == []
+    assert f"{REPO}:CODEOWNERS is 3 MB or more" in caplog.text
+
+
+def test_owners_come_from_the_first_page_of_files(
+    fake: FakeGitHub, client: GitHubClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.repos[REPO].files |= {"CODEOWNERS": f"/f0.c @early\n/f{OPEN_FILES}.c @late\n"}
+    open_pr(fake, 10, 8, files=files(*(f"f{i}.c" for i in range(OPEN_FILES + 5))))
+    with caplog.at_level("INFO"):
+        assert asked(client)[10][1] == ["early"]
+    assert (
+        f"changes {OPEN_FILES + 5} files: its code owners are those of the first {OPEN_FILES}" in caplog.text
+    )
 
 
 # --- errors ---------------------------------------------------------------------------------

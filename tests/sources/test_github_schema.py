@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,31 +61,43 @@ def test_a_misspelt_field_would_be_caught(schema: graphql.GraphQLSchema) -> None
 
 @pytest.mark.parametrize("name", [name for name in QUERIES if name != "texts"])  # texts: no connection
 def test_query_stays_within_githubs_node_limit(name: str) -> None:
-    query, variables = QUERIES[name]
-    document = graphql.parse(query)
-    fragments = {
-        d.name.value: d for d in document.definitions if isinstance(d, graphql.FragmentDefinitionNode)
-    }
-    (operation,) = [d for d in document.definitions if isinstance(d, graphql.OperationDefinitionNode)]
-    nodes = count_nodes(operation.selection_set, 1, fragments, variables)
+    nodes = sum(parents * size for parents, size in connections(*QUERIES[name]))
     assert 0 < nodes <= NODE_LIMIT
     if name == "batch":
         assert nodes < 50_000  # 50 PRs with all their first pages: a twentieth of the limit
 
 
-def count_nodes(
+def test_what_is_open_costs_four_points_of_githubs_hourly_five_thousand() -> None:
+    """GitHub's estimate of a query's cost: one request per page of each list, the sum over 100. The open
+    PRs (1), per PR its reviews, "ready" events, review requests and files (100 each), the head's checks
+    (1): 402 requests, 4 points, whatever the page sizes; 12,300 nodes of the 500,000 allowed."""
+    found = connections(*QUERIES["open"])
+    assert round(sum(parents for parents, _ in found) / 100) == 4
+    assert sum(parents * size for parents, size in found) == 12_300
+
+
+def connections(query: str, variables: dict[str, Any]) -> list[tuple[int, int]]:
+    """Each list the query asks for: (how many parents ask it, its page size)."""
+    document = graphql.parse(query)
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, graphql.FragmentDefinitionNode)
+    }
+    (operation,) = [d for d in document.definitions if isinstance(d, graphql.OperationDefinitionNode)]
+    return list(walk(operation.selection_set, 1, fragments, variables))
+
+
+def walk(
     selections: graphql.SelectionSetNode | None,
     parents: int,
     fragments: dict[str, graphql.FragmentDefinitionNode],
     variables: dict[str, Any],
-) -> int:
-    """GitHub's rule: each connection asks for first/last nodes per parent node; sum over connections."""
-    total = 0
+) -> Iterator[tuple[int, int]]:
+    """GitHub's rule: each connection asks for first/last nodes per parent node."""
     for selection in selections.selections if selections else ():
         if isinstance(selection, graphql.FragmentSpreadNode):
-            total += count_nodes(fragments[selection.name.value].selection_set, parents, fragments, variables)
+            yield from walk(fragments[selection.name.value].selection_set, parents, fragments, variables)
         elif isinstance(selection, graphql.InlineFragmentNode):
-            total += count_nodes(selection.selection_set, parents, fragments, variables)
+            yield from walk(selection.selection_set, parents, fragments, variables)
         elif isinstance(selection, graphql.FieldNode):
             args = {
                 a.name.value: graphql.value_from_ast_untyped(a.value, variables)
@@ -95,9 +108,8 @@ def count_nodes(
                 size = len(args["ids"])  # nodes(ids:) returns one node per id
             if size is not None:
                 assert size <= PAGE_LIMIT, f"{selection.name.value} asks for {size} nodes"
-                total += parents * size
-            total += count_nodes(selection.selection_set, parents * (size or 1), fragments, variables)
-    return total
+                yield parents, size
+            yield from walk(selection.selection_set, parents * (size or 1), fragments, variables)
 
 
 def test_the_fakes_schema_is_a_subset_of_githubs(schema: graphql.GraphQLSchema) -> None:

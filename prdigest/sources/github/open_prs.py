@@ -1,6 +1,7 @@
 """What is open on GitHub now, in one request per repository: the open PRs that need someone (waiting
-for a review, approved but not merged, large and unreviewed), the default branch's checks, and the
-repository's own ``.prdigest.toml``.
+for a review, approved but not merged, large and unreviewed) and whom they ask (the requested reviewers,
+and the CODEOWNERS owners of their files), the default branch's checks, and the repository's own
+``.prdigest.toml``.
 
 The thresholds are the [attention] settings. A PR gets one reason, the most pressing: approved and
 waiting to be merged, then waiting too long for a first review, then too large to leave unreviewed.
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from prdigest.models import Attention, OpenPR
+from prdigest.sources.github.codeowners import LOCATIONS, MAX_BYTES, CodeOwners, parse
 from prdigest.sources.github.errors import (
     GitHubError,
     messages,
@@ -25,7 +27,13 @@ from prdigest.sources.github.errors import (
     split_repo,
 )
 from prdigest.sources.github.models import is_bot, login_of, parse_time, rollup_checks
-from prdigest.sources.github.queries import OPEN_PR_LIMIT, OPEN_QUERY
+from prdigest.sources.github.queries import (
+    CODEOWNERS_FIELDS,
+    OPEN_FILES,
+    OPEN_PR_LIMIT,
+    OPEN_QUERY,
+    OPEN_REQUESTS,
+)
 
 if TYPE_CHECKING:
     from prdigest.config.models import AttentionSettings
@@ -45,6 +53,7 @@ class OpenState:
     default_branch: str | None
     head: dict[str, Any] | None  # the default branch's head commit (its statusCheckRollup)
     repo_file: str  # the .prdigest.toml text; "" when there is none
+    codeowners: CodeOwners | None = None  # None: no CODEOWNERS, or none GitHub (or prdigest) can use
 
 
 def read_open(client: GitHubClient, repo: str) -> OpenState:
@@ -52,6 +61,9 @@ def read_open(client: GitHubClient, repo: str) -> OpenState:
     query = f"repo:{repo} is:pr is:open sort:created-asc"
     data, errors = client.graphql(OPEN_QUERY, {"owner": owner, "name": name, "query": query}, purpose="open")
     raise_for_repository(errors, repo, client.url)
+    # A CODEOWNERS GitHub failed to give costs its owners only, not the open PRs.
+    unread = {_codeowners_field(e) for e in errors} - {None}
+    errors = [e for e in errors if _codeowners_field(e) is None]
     search, repository = data.get("search"), data.get("repository")
     if errors or search is None or repository is None:
         raise GitHubError(f"GitHub could not list the open PRs of {repo}: {messages(errors)}")
@@ -72,12 +84,49 @@ def read_open(client: GitHubClient, repo: str) -> OpenState:
         default_branch=branch.get("name"),
         head=head if head.get("__typename") == "Commit" else None,
         repo_file=text or "",
+        codeowners=_codeowners(repository, repo, unread),
     )
+
+
+def _codeowners_field(error: dict[str, Any]) -> str | None:
+    """The CODEOWNERS alias an error is about, if it is about one."""
+    path = list(error.get("path") or [])
+    return path[1] if path[:1] == ["repository"] and path[1:2] and path[1] in CODEOWNERS_FIELDS else None
+
+
+def _codeowners(repository: dict[str, Any], repo: str, unread: set[str | None]) -> CodeOwners | None:
+    """The first CODEOWNERS that exists, in GitHub's order, parsed. One that cannot be read names no
+    owners (GitHub does not fall back to the next), and never costs the report."""
+    for field, path in zip(CODEOWNERS_FIELDS, LOCATIONS, strict=True):
+        if field in unread:  # it may exist: the next ones cannot stand in for it
+            log.warning("GitHub failed to give %s:%s: no code owners are named", repo, path)
+            return None
+        blob = repository.get(field) or {}
+        if blob.get("__typename") != "Blob":
+            continue  # no such file (a directory of that name is none either)
+        source = f"{repo}:{path}"
+        if (blob.get("byteSize") or 0) >= MAX_BYTES:
+            log.warning("%s is 3 MB or more: GitHub does not load it, and no code owners are named", source)
+            return None
+        text = blob.get("text")
+        if blob.get("isBinary") or blob.get("isTruncated") or not isinstance(text, str):
+            log.warning("%s cannot be read as text: no code owners are named", source)
+            return None
+        try:
+            return parse(text, source)
+        except Exception:  # the file is untrusted text: the report never pays for it
+            log.warning("%s could not be parsed: no code owners are named", source, exc_info=True)
+            return None
+    return None
 
 
 def attention(state: OpenState, thresholds: AttentionSettings, now: datetime) -> Attention:
     try:
-        found = [pr for pr in (needs_attention(node, thresholds, now) for node in state.prs) if pr]
+        found = [
+            pr
+            for pr in (needs_attention(node, thresholds, now, state.codeowners) for node in state.prs)
+            if pr
+        ]
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise GitHubError(
             f"unreadable answer from GitHub on the open PRs of {state.repo}: {short_error(exc)}"
@@ -91,8 +140,14 @@ def attention(state: OpenState, thresholds: AttentionSettings, now: datetime) ->
     )
 
 
-def needs_attention(node: dict[str, Any], thresholds: AttentionSettings, now: datetime) -> OpenPR | None:
-    """The PR with its most pressing reason, or None when it needs nobody yet (or is a draft)."""
+def needs_attention(
+    node: dict[str, Any],
+    thresholds: AttentionSettings,
+    now: datetime,
+    codeowners: CodeOwners | None = None,
+) -> OpenPR | None:
+    """The PR with its most pressing reason and whom it asks, or None when it needs nobody yet (or is a
+    draft)."""
     if node.get("isDraft"):
         return None
     created = parse_time(node.get("createdAt")) or now
@@ -125,7 +180,58 @@ def needs_attention(node: dict[str, Any], thresholds: AttentionSettings, now: da
         deletions=node.get("deletions") or 0,
         reason=reason,
         waiting_days=max(0, (now - since) // DAY),
+        requested=_requested(node, author),
+        owners=_owners(node, author, codeowners),
     )
+
+
+def _requested(node: dict[str, Any], author: str) -> list[str]:
+    """The reviewers GitHub says are requested (those who have reviewed since are no longer), in its
+    order, once each: users by login, teams as "org/team". Bots and mannequins (imported accounts) are
+    nobody to nudge."""
+    requests = node.get("reviewRequests") or {}
+    if (requests.get("totalCount") or 0) > OPEN_REQUESTS:
+        log.info(
+            "%s asks %s reviewers: the first %d are named",
+            node.get("url") or node.get("number"),
+            requests["totalCount"],
+            OPEN_REQUESTS,
+        )
+    seen, names = {author.lower()}, []  # GitHub never asks the author; logins ignore case
+    for request in requests.get("nodes") or []:
+        reviewer = (request or {}).get("requestedReviewer") or {}
+        kind, name = reviewer.get("__typename"), None
+        if kind == "User":
+            name = reviewer.get("login")
+        elif kind == "Team":
+            org, slug = (reviewer.get("organization") or {}).get("login"), reviewer.get("slug")
+            name = f"{org}/{slug}" if org and slug else None
+        if isinstance(name, str) and name and name.lower() not in seen:
+            seen.add(name.lower())
+            names.append(name)
+    return names
+
+
+def _owners(node: dict[str, Any], author: str, codeowners: CodeOwners | None) -> list[str]:
+    """The code owners of the PR's changed files (of its first OPEN_FILES), without its author."""
+    if codeowners is None:
+        return []
+    files = node.get("files") or {}
+    if (files.get("totalCount") or 0) > OPEN_FILES:
+        log.info(
+            "%s changes %s files: its code owners are those of the first %d",
+            node.get("url") or node.get("number"),
+            files["totalCount"],
+            OPEN_FILES,
+        )
+    paths = [f["path"] for f in files.get("nodes") or [] if f and isinstance(f.get("path"), str)]
+    try:
+        return codeowners.owners(paths, leave_out=author)
+    except Exception:  # untrusted patterns and paths: a failure names no owners, and loses nothing else
+        log.warning(
+            "%s: the code owners of %s were not found", codeowners.source, node.get("url"), exc_info=True
+        )
+        return []
 
 
 def _reviews(node: dict[str, Any], author: str) -> list[dict[str, Any]]:

@@ -1,11 +1,14 @@
 """The GraphQL queries of the GitHub source: the cheap merged-PR search, the batch that reads up to 50
-PRs in full, one PR by number, follow-up pages of overflowing lists, what is open now (open PRs, the
-default branch's checks, the repository's .prdigest.toml) and an owner's repositories (tests validate
+PRs in full, one PR by number, follow-up pages of overflowing lists, what is open now (open PRs with
+their requested reviewers and paths, the default branch's checks, the repository's .prdigest.toml and
+CODEOWNERS) and an owner's repositories (tests validate
 them against the schema)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from prdigest.sources.github.codeowners import LOCATIONS as CODEOWNERS_LOCATIONS
 
 RATE_LIMIT = "rateLimit { cost remaining resetAt }"
 _ACTOR = "author { __typename login }"
@@ -108,16 +111,31 @@ def follow_up_query(connections: Sequence[str], blobs: int = 0) -> str:
 REPO_FILE = ".prdigest.toml"  # a repository's own settings, read at its default branch's head
 OPEN_PR_LIMIT = 100  # open PRs read for the attention section: one page, the oldest first
 OPEN_REVIEWS = 50  # each open PR's latest reviews
+# Each open PR's requested reviewers and changed paths, for whom a nudge names. GitHub charges a list by
+# the requests it would take, not its size (each adds 1 point per 100 PRs whatever its page), but the
+# nodes and the answer grow with the size: 50 paths cover all but the largest PRs, whose code owners
+# then come from their first 50 files (logged); few PRs ask more than a handful of reviewers.
+OPEN_REQUESTS = 20
+OPEN_FILES = 50
+# The CODEOWNERS GitHub would use, at the default branch's head: aliases in its order of preference.
+CODEOWNERS_FIELDS = tuple(f"codeowners{i}" for i in range(len(CODEOWNERS_LOCATIONS)))
+_CODEOWNERS = "\n    ".join(
+    f'{alias}: object(expression: "HEAD:{path}") {{ __typename ... on Blob {{ byteSize isBinary '
+    "isTruncated text } }"
+    for alias, path in zip(CODEOWNERS_FIELDS, CODEOWNERS_LOCATIONS, strict=True)
+)
+_REVIEWER = "__typename ... on User { login } ... on Team { slug organization { login } }"
 
 # One request per repository: its open PRs (the oldest first; when a draft was last marked ready for
-# review), its default branch's head checks and its .prdigest.toml. ``$query`` is
-# "repo:OWNER/NAME is:pr is:open sort:created-asc".
+# review; whom it asks for a review and what it changes), its default branch's head checks, its
+# .prdigest.toml and its CODEOWNERS. ``$query`` is "repo:OWNER/NAME is:pr is:open sort:created-asc".
 OPEN_QUERY = f"""query OpenPullRequests($owner: String!, $name: String!, $query: String!) {{
   {RATE_LIMIT}
   repository(owner: $owner, name: $name) {{
     nameWithOwner
     defaultBranchRef {{ name target {{ __typename ... on Commit {{ oid {_ROLLUP} }} }} }}
     repoFile: object(expression: "HEAD:{REPO_FILE}") {{ __typename ... on Blob {{ text isBinary }} }}
+    {_CODEOWNERS}
   }}
   search(query: $query, type: ISSUE, first: {OPEN_PR_LIMIT}) {{
     issueCount
@@ -127,6 +145,8 @@ OPEN_QUERY = f"""query OpenPullRequests($owner: String!, $name: String!, $query:
       readyForReview: timelineItems(itemTypes: [READY_FOR_REVIEW_EVENT], last: 1) {{
         nodes {{ ... on ReadyForReviewEvent {{ createdAt }} }}
       }}
+      reviewRequests(first: {OPEN_REQUESTS}) {{ totalCount nodes {{ requestedReviewer {{ {_REVIEWER} }} }} }}
+      files(first: {OPEN_FILES}) {{ totalCount nodes {{ path }} }}
     }} }}
   }}
 }}"""
