@@ -196,11 +196,18 @@ def digest_attention(report: Report, t: dict[str, str], lines: Lines) -> list[st
     out += [lines.markup.text(red, 120)] if red else []
     if not prs:
         return out
-    line = lines.prose(card_words([("", op) for op in prs], t), None)
-    # Only mentions on the card (a plain name nudges nobody); the thread names everyone asked.
+    return [
+        *out,
+        lines.prose(card_words([("", op) for op in prs], t), None) + card_asks(prs, lines.mentions, t),
+    ]
+
+
+def card_asks(prs: Sequence[OpenPR], mentions: dict[str, str], t: dict[str, str]) -> str:
+    """ " · review asked of @alice @bob": the chat users whom the PRs the card names asked for a review.
+    Only mentions (a plain name nudges nobody); the thread names everyone asked."""
     asked = [login for op in prs[:CARD_PRS] if waiting_for_review(op) for login in op.asked]
-    mentioned = [lines.mentions[login] for login in dict.fromkeys(asked) if login in lines.mentions]
-    return [*out, line + (" · " + t["att_asks"].format(who=" ".join(mentioned)) if mentioned else "")]
+    mentioned = [mentions[login] for login in dict.fromkeys(asked) if login in mentions]
+    return " · " + t["att_asks"].format(who=" ".join(mentioned)) if mentioned else ""
 
 
 def digest_buttons(report: Report, report_url: str | None, t: dict[str, str]) -> list[Button]:

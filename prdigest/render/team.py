@@ -18,6 +18,7 @@ from prdigest.render.digest import (
     WARNINGS,
     Lines,
     Markup,
+    card_asks,
     digest_attention,
     digest_buttons,
     digest_figures,
@@ -96,8 +97,11 @@ def team_figures(report: Report, t: dict[str, str]) -> list[tuple[str, str]]:
 
 def team_attention(report: Report, t: dict[str, str], markup: Markup) -> list[str]:
     """The card's warnings about open work: the repositories whose default branch is red, and one line on
-    the open PRs needing attention across the team (each named with its repository's)."""
-    return [markup.text(words, ATTENTION_CHARS) for words in _attention_words(report, t)]
+    the open PRs needing attention across the team (each named with its repository's), with whom they
+    asked as the chat's users."""
+    lines = [markup.text(words, ATTENTION_CHARS) for words in _attention_words(report, t)]
+    prs = [op for p in report.parts for op in open_prs(p)]
+    return [*lines[:-1], lines[-1] + card_asks(prs, report.mentions, t)] if prs else lines
 
 
 def _attention_words(report: Report, t: dict[str, str]) -> list[str]:
