@@ -330,7 +330,7 @@ def test_owners_come_from_the_first_page_of_files(
     with caplog.at_level("INFO"):
         assert asked(client)[10][1] == ["early"]
     assert (
-        f"changes {OPEN_FILES + 5} files: its code owners are those of the first {OPEN_FILES}" in caplog.text
+        f"has {OPEN_FILES + 5} changed files: its code owners are those of the first {OPEN_FILES}" in caplog.text
     )
 
 

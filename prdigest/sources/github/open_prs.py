@@ -185,20 +185,22 @@ def needs_attention(
     )
 
 
+def _listed(node: dict[str, Any], key: str, limit: int, words: str) -> list[Any]:
+    """The nodes of the PR's list ``key``, of which the request asked for ``limit``: a longer list is
+    logged (``words``: how many it has, then what its first ``limit`` stand for)."""
+    found = node.get(key) or {}
+    if (found.get("totalCount") or 0) > limit:
+        log.info("%s has %s " + words, node.get("url") or node.get("number"), found["totalCount"], limit)
+    return found.get("nodes") or []
+
+
 def _requested(node: dict[str, Any], author: str) -> list[str]:
     """The reviewers GitHub says are requested (those who have reviewed since are no longer), in its
     order, once each: users by login, teams as "org/team". Bots and mannequins (imported accounts) are
     nobody to nudge."""
-    requests = node.get("reviewRequests") or {}
-    if (requests.get("totalCount") or 0) > OPEN_REQUESTS:
-        log.info(
-            "%s asks %s reviewers: the first %d are named",
-            node.get("url") or node.get("number"),
-            requests["totalCount"],
-            OPEN_REQUESTS,
-        )
+    requests = _listed(node, "reviewRequests", OPEN_REQUESTS, "reviewers asked: the first %d are named")
     seen, names = {author.lower()}, []  # GitHub never asks the author; logins ignore case
-    for request in requests.get("nodes") or []:
+    for request in requests:
         reviewer = (request or {}).get("requestedReviewer") or {}
         kind, name = reviewer.get("__typename"), None
         if kind == "User":
@@ -216,15 +218,8 @@ def _owners(node: dict[str, Any], author: str, codeowners: CodeOwners | None) ->
     """The code owners of the PR's changed files (of its first OPEN_FILES), without its author."""
     if codeowners is None:
         return []
-    files = node.get("files") or {}
-    if (files.get("totalCount") or 0) > OPEN_FILES:
-        log.info(
-            "%s changes %s files: its code owners are those of the first %d",
-            node.get("url") or node.get("number"),
-            files["totalCount"],
-            OPEN_FILES,
-        )
-    paths = [f["path"] for f in files.get("nodes") or [] if f and isinstance(f.get("path"), str)]
+    files = _listed(node, "files", OPEN_FILES, "changed files: its code owners are those of the first %d")
+    paths = [f["path"] for f in files if f and isinstance(f.get("path"), str)]
     try:
         return codeowners.owners(paths, leave_out=author)
     except Exception:  # untrusted patterns and paths: a failure names no owners, and loses nothing else
