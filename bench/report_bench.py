@@ -24,6 +24,11 @@ Figures (goals in parentheses):
                  a cold report of one real week of each history (its last complete week), in process, and
                  the share of its wall time spent on the weeks before it: reading them (trend), the
                  history chart and the risk follow-ups (<= 0.5); best of --runs
+  week_alone_s_real_<name>, week_earlier_added_share_real_<name>
+                 the same report without any earlier period (no trend, a chart of the week alone), alternating
+                 with it, and the share of the report's wall time the earlier periods add, 1 - alone/week:
+                 what they cost wherever it is spent (the trend's figures and the themes' continuity are
+                 outside the three phases above, and work overlapped with git's counts only where it waits)
 
 Each report run starts from an empty database, so it includes reading the clone, filling the cache and
 computing the report. The generated histories (tests/synthetic_history.py, git fast-import) repeat the
@@ -237,26 +242,38 @@ def week_figures(clone: Path, name: str, runs: int, tmp: Path) -> None:
 
     phases = {"earlier_periods": single.earlier_periods, "history": single.history,
               "follow_risks": single.follow_risks}  # fmt: skip
+    # Without earlier periods: none compared, the chart the week alone.
+    chart = single.chart_periods
+    alone = {"trend_periods": lambda w: [], "chart_periods": lambda w: (chart(w)[0], [(w, True)])}
+    saved = {key: getattr(single, key) for key in [*phases, *alone]}
     best: tuple[float, float] | None = None
+    best_alone: float | None = None
     for k in range(runs):
-        spent.clear()
-        for key, fn in phases.items():
-            setattr(single, key, timing(fn, key))
-        store = Store(tmp / f"week-{name}-{k}.db")
-        started = time.perf_counter()
-        try:
-            # made the Monday after the week, as the weekly job makes it
-            single.make_report(load_settings(env={}), store, source, week, save=False, now=week.end + DAY)
-        finally:
+        for without in (False, True):
+            spent.clear()
             for key, fn in phases.items():
+                setattr(single, key, timing(fn, key))
+            for key, fn in alone.items() if without else ():
                 setattr(single, key, fn)
-            store.close()
-        wall = time.perf_counter() - started
-        if best is None or wall < best[0]:
-            best = (wall, sum(spent.values()) / wall)
-    assert best is not None
+            store = Store(tmp / f"week-{name}-{k}-{without}.db")
+            started = time.perf_counter()
+            try:
+                # made the Monday after the week, as the weekly job makes it
+                single.make_report(load_settings(env={}), store, source, week, save=False, now=week.end + DAY)
+            finally:
+                for key, fn in saved.items():
+                    setattr(single, key, fn)
+                store.close()
+            wall = time.perf_counter() - started
+            if without:
+                best_alone = wall if best_alone is None else min(best_alone, wall)
+            elif best is None or wall < best[0]:
+                best = (wall, sum(spent.values()) / wall)
+    assert best is not None and best_alone is not None
     print(f"week_s_real_{name}={best[0]:.3f}", flush=True)
     print(f"week_earlier_share_real_{name}={best[1]:.2f}", flush=True)
+    print(f"week_alone_s_real_{name}={best_alone:.3f}", flush=True)
+    print(f"week_earlier_added_share_real_{name}={1 - best_alone / best[0]:.2f}", flush=True)
 
 
 def real_figures(bundle: Path, runs: int, startup: float, tmp: Path, env: dict[str, str]) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Literal
 
-from prdigest.models import Window
+from prdigest.analysis.noise import Noise, period_figures
+from prdigest.models import PullRequest, Window
+from prdigest.storage import Store
 from prdigest.window import FIRST_DAY
 
 Unit = Literal["week", "period", "month"]
@@ -42,6 +44,29 @@ def trend_periods(window: Window) -> list[Window]:
     window, else the one period of the same length before it."""
     span = window.until - window.since + timedelta(days=1)
     return _spans_before(window, span, TREND_WEEKS if span.days == 7 else 1)
+
+
+def chart_figures(
+    store: Store, repo: str, periods: list[Window], noise: Noise, counted: list[PullRequest] | None = None
+) -> list[tuple[int, int, int, int]]:
+    """Each period's merged PRs, additions, deletions and authors, of the PRs the ``noise`` filters count:
+    the cache's (`noise.period_figures`), or with the PRs a source read to be counted and did not keep
+    (``counted``), each in place of the cache's PR of its uid as storing it would have put it: what
+    `noise.period_figures` gives once they are stored."""
+    if counted is None:
+        return [figures for figures, _ in period_figures(store, repo, periods, noise)]
+    span = Window(since=periods[0].since, until=periods[-1].until, tz=periods[0].tz)
+    by_uid = {pr.uid: pr for pr in store.prs_in_window(repo, span, excerpts=False)}
+    by_uid.update((pr.uid, pr) for pr in counted)
+    prs = noise.keep(by_uid.values())
+    out = []
+    for period in periods:
+        # As noise.period_figures counts: a number (SQL's "is not null"; the filters' "if number").
+        merged = [p for p in prs if (p.number if noise.narrows else p.number is not None)]
+        merged = [p for p in merged if period.contains(p.merged_at)]
+        counts = (len(merged), sum(p.additions for p in merged), sum(p.deletions for p in merged))
+        out.append((*counts, len({p.author for p in merged})))
+    return out
 
 
 def _spans_before(window: Window, span: timedelta, count: int) -> list[Window]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from prdigest.analysis.continuity import continue_themes
 from prdigest.analysis.followups.track import follow_risks
-from prdigest.analysis.history import chart_periods, trend_periods
+from prdigest.analysis.history import chart_figures, chart_periods, trend_periods
 from prdigest.analysis.noise import Noise, file_left_out, noise_for, period_figures
 from prdigest.analysis.report import build_report, key_numbers, risk_counts
 from prdigest.analysis.review_flow import review_flow, trend_figures, week_risks
@@ -35,7 +35,7 @@ from prdigest.models import (
 )
 from prdigest.progress import progress
 from prdigest.sources.attention import read_attention
-from prdigest.sources.base import BatchHook, Source
+from prdigest.sources.base import BatchHook, Source, read_span
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
@@ -110,25 +110,21 @@ def history(
     """The trend chart's periods with their figures (of the PRs the ``noise`` filters count); a period the
     cache lacks days of has none.
 
-    A local source (a clone) reads the earlier periods it lacks in a moment; GitHub's request budget is
-    kept for the window itself, so there they are marked missing."""
+    A local source (a clone) counts the earlier periods the cache lacks in a moment (`counted_missing`);
+    GitHub's request budget is kept for the window itself, so there they are marked missing."""
     unit, periods = chart_periods(window)
     periods = [(p, current) for p, current in periods if current or not _before_history(source, p)]
-    first = periods[0][0].since
+    first, windows = periods[0][0].since, [p for p, _ in periods]
+    counted: list[PullRequest] = []
+    read: list[tuple[datetime, datetime]] = []
     if source is not None and source.reads_history and first < window.since:
-        read_missing(
-            store,
-            source,
-            repo,
-            Window(since=first, until=window.since - timedelta(days=1), tz=window.tz),
-            now,
-        )
-    gaps = coverage.missing(store, repo, Window(since=first, until=window.until, tz=window.tz), now)
-    lacking = {day for gap in gaps for day in gap.days()}
+        before = Window(since=first, until=window.since - timedelta(days=1), tz=window.tz)
+        counted, read = counted_missing(store, source, repo, before, now)
+    span = Window(since=first, until=window.until, tz=window.tz)
+    lacking = {day for gap in coverage.missing(store, repo, span, now, also=read) for day in gap.days()}
+    figured = chart_figures(store, repo, windows, noise, counted if read else None)
     out = []
-    for (period, current), ((prs, additions, deletions, authors), _) in zip(
-        periods, period_figures(store, repo, [p for p, _ in periods], noise), strict=True
-    ):
+    for (period, current), (prs, additions, deletions, authors) in zip(periods, figured, strict=True):
         complete = lacking.isdisjoint(period.days())
         figures = dict(merged_prs=prs, additions=additions, deletions=deletions, authors=authors)
         out.append(
@@ -138,6 +134,25 @@ def history(
             )
         )  # fmt: skip
     return out
+
+
+def counted_missing(
+    store: Store, source: Source, repo: str, window: Window, now: datetime
+) -> tuple[list[PullRequest], list[tuple[datetime, datetime]]]:
+    """The PRs of the days of the window the cache lacks, read to be counted where the source reads them
+    at less cost (`Source.read_for_counts`: not kept), with the spans those reads covered; where it does
+    not, the days are read into the cache (no spans)."""
+    counted: list[PullRequest] = []
+    read: list[tuple[datetime, datetime]] = []
+    for gap in coverage.missing(store, repo, window, now):
+        read_at = utc_now()
+        prs = source.read_for_counts(gap)
+        if prs is None:
+            read_window(store, source, gap)
+            continue
+        counted += prs
+        read.append(read_span(source, gap, read_at))
+    return counted, read
 
 
 def earlier_periods(
@@ -150,11 +165,8 @@ def earlier_periods(
     if not periods:  # none after the repository's first commit, or after the first day a window holds
         return []
     span = Window(since=periods[0].since, until=periods[-1].until, tz=window.tz)
-    first = span.since
-    if source is not None and source.reads_history:  # the trend chart's periods too, in the same read
-        first = min(first, chart_periods(window)[1][0][0].since)
     with suppress(SourceError):  # an earlier week the source cannot give is left out; the report stands
-        read_missing(store, source, repo, Window(since=first, until=span.until, tz=window.tz), now)
+        read_missing(store, source, repo, span, now)
     lacking = {day for gap in coverage.missing(store, repo, span, now) for day in gap.days()}
     return [p for p in periods if lacking.isdisjoint(p.days())]
 

@@ -76,6 +76,12 @@ class Source(Protocol):
         (the pipeline analyses it while the source reads on); one that does not may ignore it."""
         return read_complete(store, self, window, each_batch=each_batch)
 
+    def read_for_counts(self, window: Window) -> Iterable[PullRequest] | None:
+        """The window's PRs for figures that only count them (merged PRs, lines, authors, their files),
+        read at less cost than `read_into` reads them and not for the cache: they may lack what an
+        analysis reads (a clone's: diff excerpts and options). None when the source has no cheaper read."""
+        return None
+
     def attention(self, thresholds: AttentionSettings, now: datetime) -> Attention | None:
         """The open PRs that need someone now, and the default branch's checks; None when the source
         cannot tell (a clone knows nothing of open PRs)."""
@@ -110,8 +116,14 @@ def read_complete(
 
     read_at = utc_now()
     store.upsert_prs(source.fetch(window) if prs is None else prs, each_batch)
+    coverage.record(store, source.repo, source.kind, *read_span(source, window, read_at))
+    return []
+
+
+def read_span(source: Source, window: Window, read_at: datetime) -> tuple[datetime, datetime]:
+    """What a read of the window that began at ``read_at`` gave completely: [start, end), within the
+    source's extent (empty when end <= start)."""
     since, until = source.extent()
     start = max(window.start, since) if since is not None else window.start
     end = min(window.end, until, read_at) if until is not None else min(window.end, read_at)
-    coverage.record(store, source.repo, source.kind, start, end)
-    return []
+    return start, end

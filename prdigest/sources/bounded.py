@@ -10,7 +10,7 @@ the report says which days were not read. A local clone reads as it always does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import cache
@@ -72,6 +72,9 @@ class BoundedSource:
 
     def fetch_pr(self, number: int) -> PullRequest | None:
         return self.source.fetch_pr(number)
+
+    def read_for_counts(self, window: Window) -> Iterable[PullRequest] | None:
+        return None  # a read of its own: the cap counts whole reads, and the cache answers for the rest
 
     # Each of these costs a request too: once the points are spent, the cache answers alone.
     def diff(self, number: int, store: Store | None = None) -> str | None:

@@ -19,6 +19,10 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
+def _at(moment: datetime) -> datetime:
+    return datetime.fromisoformat(_utc(moment))
+
+
 def record(store: Store, repo: str, source: str, start: datetime, end: datetime) -> None:
     """Mark [start, end) of ``repo`` as completely read from ``source``."""
     if end <= start:
@@ -53,10 +57,16 @@ def record_window(
 
 
 def missing(
-    store: Store, repo: str, window: Window, now: datetime, source: str | None = None
+    store: Store,
+    repo: str,
+    window: Window,
+    now: datetime,
+    source: str | None = None,
+    also: Iterable[tuple[datetime, datetime]] = (),
 ) -> list[Window]:
     """The runs of the window's days, up to ``now``, that no read of ``source`` covered wholly (of any
-    source when None); oldest first. One indexed query."""
+    source when None), nor any of the spans ``also`` names (reads not recorded: their PRs were counted,
+    not kept); oldest first. One indexed query."""
     end = min(window.end, now)
     if end <= window.start:
         return []
@@ -70,6 +80,8 @@ def missing(
             (datetime.fromisoformat(row["start_at"]), datetime.fromisoformat(row["end_at"]))
             for row in db.query(sql, params)
         )
+    # As `record` would have kept them: in whole seconds.
+    spans = sorted([*spans, *((_at(lo), _at(hi)) for lo, hi in also if hi > lo)])
     merged: list[tuple[datetime, datetime]] = []
     for lo, hi in spans:  # spans of different sources may overlap
         if merged and lo <= merged[-1][1]:

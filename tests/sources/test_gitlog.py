@@ -208,6 +208,21 @@ def test_small_batches_read_the_same_prs(repo: Path, monkeypatch: pytest.MonkeyP
     assert by_number(whole)[13].author == "Dave"  # a merge's branch author, resolved within its batch
 
 
+def test_a_read_for_counts_gives_the_prs_of_a_full_read_without_excerpts_or_options(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One walk of the files and their counts: the same PRs, numbers, authors (a merge's branch author
+    too), files (a rename, a binary) and line counts as `stream`, in its order; no excerpt, no options."""
+    source = GitSource(repo)
+    full = list(source.stream(WEEK))
+    assert any(p.diff_excerpt for p in full) and all(p.options is not None for p in full)
+    light = [p.model_copy(update={"diff_excerpt": None, "options": None}) for p in full]
+    assert list(source.read_for_counts(WEEK)) == light
+    monkeypatch.setattr(gitlog, "BATCH", 1)
+    assert list(source.read_for_counts(WEEK)) == light
+    assert [p.number for p in light] == [13, None, 12, 11]
+
+
 @pytest.mark.timeout(20)
 def test_a_reader_that_stops_early_ends_git_and_its_pump(repo: Path) -> None:
     before = set(threading.enumerate())  # other tests' threads may end meanwhile: count only new ones
