@@ -12,6 +12,7 @@ from conftest import open_access
 from fakes.github_api import TOKEN, FakeGitHub, FakePR, FakeRepo, FakeReview
 from test_github_source import FAST
 
+from prdigest.bot.app import action_intent
 from prdigest.config import load_settings
 from prdigest.config.models import AdminSettings
 from prdigest.handlers import Context, Reply, Services, handle
@@ -120,3 +121,22 @@ def test_a_risk_is_an_admins_to_snooze_and_the_refusal_is_in_the_askers_language
     (row,) = active_snoozes(store, REPO, NOW)
     assert (row.kind, row.number, row.label, row.by) == ("risk", 0, "no_tests", "U-admin")
     assert "open PR's #number, or a risk rule" in chat.say("snooze soon").text
+
+
+def test_an_open_prs_buttons_act_for_anyone_with_the_cards_reason(chat: Chat, store: Store) -> None:
+    card = {"repo": REPO, "since": "2026-09-14", "until": "2026-09-20", "tz": "UTC", "lang": "zh"}
+    redrawn: list[tuple[str, str, str, str]] = []
+    chat.svc.redraw = lambda platform, chat_id, repo, window: redrawn.append(
+        (platform, chat_id, repo, str(window.since))
+    )
+    acked = handle(
+        action_intent({**card, "action": "ack", "number": 12, "label": "approved_not_merged"}), BOB, chat.svc
+    )
+    assert "已知悉 #12" in acked.text  # the card's language
+    snoozed = handle(action_intent({**card, "action": "snooze", "number": 14}), BOB, chat.svc)
+    assert "已暂缓 #14" in snoozed.text
+    rows = {(s.number, s.label, s.by) for s in active_snoozes(store, REPO, NOW)}
+    assert rows == {(12, "approved_not_merged", "U-bob"), (14, "", "U-bob")}
+    assert chat.open_numbers() == [10]
+    # Each press redraws the chat's weekly card of that week in place.
+    assert redrawn == [("slack", "C1", REPO, "2026-09-14")] * 2
