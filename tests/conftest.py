@@ -27,7 +27,7 @@ for _folder in sorted({path.parent for path in Path(__file__).parent.rglob("test
         sys.path.append(str(_folder))
 
 # The render tests' shared fixtures (a week of each size, the demo week) live beside their helpers.
-pytest_plugins = ["test_render_support"]
+pytest_plugins = ["test_render_support", "pg_support"]  # pg_support: postgres_url, a throwaway PostgreSQL
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MILES_DATA = SHARED / "data" / "radixark__miles__2026-08-10.json"

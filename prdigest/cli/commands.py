@@ -24,6 +24,7 @@ from prdigest.cli.support import (
     progress_shown,
     settings_from,
     stderr,
+    store_path,
 )
 from prdigest.clock import utc_now
 
@@ -86,7 +87,7 @@ def report(
     team = team_subscription(repos, owner, git or fixture, lang or settings.report.language)
     repo = repos[0] if repos else None
     source = None if team else open_source(settings, git, fixture, repo)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     with progress_shown(stderr(), "working…"):
         if team is not None:
             result = make_team_report(settings, store, team, window, lang=lang)
@@ -145,7 +146,7 @@ def sync(repo: str, period: PeriodOptions, config: str | None, db: str | None) -
     settings = settings_from(config, db)
     window = period.window(settings)
     source = GitHubSource(make_client(settings), repo, settings.repo(repo).base_branch)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     with progress_shown(stderr(), f"syncing {repo}…"):
         result = sync_window(store, source, window)
     store.close()
@@ -188,7 +189,7 @@ def ask(
     settings = settings_from(config, db)
     window = period.window(settings) if period.given else None
     text = " ".join(question)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     # A question is answered in its own language unless --lang says otherwise.
     answer = answer_question(store, text, repo, window, settings.llm, lang or detect_lang(text))
     store.close()
@@ -283,7 +284,7 @@ def chat(
 
     settings = settings_from(config, db)
     source = open_source(settings, git, fixture, repo) if (git or fixture) else None
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     _chat(settings, store, source, Console(), lang, default_repo=repo)
     store.close()
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console
+from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console, store_path
 
 if TYPE_CHECKING:
     from prdigest.analysis.llm.probe import ServerCheck
@@ -45,7 +45,7 @@ def llm_check(config: str | None, db: str | None) -> None:
     _show(check, scrub(endpoint), settings.llm.model)
     if check.rung is None:
         sys.exit(EX_UNUSABLE)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     llm_log.remember_rung(store, endpoint, settings.llm.model, check.rung)
     store.close()
 

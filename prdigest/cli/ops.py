@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from prdigest import LANGS
-from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console
+from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console, store_path
 from prdigest.clock import utc_now
 
 # `deliver`'s exit status when another worker holds the week (sysexits.h): try again later.
@@ -48,6 +48,7 @@ def config_check(config: str | None, db: str | None) -> None:
         f"llm {settings.llm.model if settings.llm else 'off'}, "
         f"github token {on[settings.github.token is not None]}"
     )
+    click.echo(f"cache: {settings.storage.store.describe()}")
     if problems:
         sys.exit(1)
 
@@ -65,7 +66,7 @@ def subscriptions(as_json: bool, config: str | None, db: str | None) -> None:
     from prdigest.storage.subscriptions import list_subscriptions
 
     settings = settings_from(config, db)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     sync_config_subscriptions(settings, store)  # the ids `deliver --subscription` and the bot use
     subs = list_subscriptions(store)
     store.close()
@@ -109,7 +110,7 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
     from prdigest.storage.subscriptions import get_subscription
 
     settings = settings_from(config, db)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     sync_config_subscriptions(settings, store)
     sub = get_subscription(store, sub_id)
     if sub is None:
@@ -159,7 +160,7 @@ def preview(
         now = datetime.combine(day, time(12), tzinfo=zone(settings.report.timezone)).astimezone(UTC)
     lang = lang or settings.report.language
     source = open_source(settings, git_path, None, repo)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     try:
         with progress_shown(stderr(), f"previewing the last four weeks of {repo}…"):
             reports = preview_reports(settings, store, source, repo, lang, now)
@@ -183,6 +184,6 @@ def serve(log_format: str | None, config: str | None, db: str | None) -> None:
 
     settings = settings_from(config, db)
     setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
-    store = Store(settings.storage.db)
+    store = Store(store_path(settings))
     Service(settings, store).run_forever()
     store.close()

@@ -25,6 +25,9 @@ from pydantic import (
     model_validator,
 )
 
+# [storage] lives beside its URL parsing; named here with the other sections.
+from prdigest.config.storage_url import DEFAULT_DB as DEFAULT_DB
+from prdigest.config.storage_url import StorageSettings as StorageSettings
 from prdigest.models import Lang, zone
 from prdigest.redact import no_credentials, redact
 from prdigest.subscription import Subscription, SubscriptionFilters
@@ -32,20 +35,9 @@ from prdigest.subscription import Subscription, SubscriptionFilters
 # A URL setting: never one with credentials in it (user:password@, ?access_token=...).
 Url = Annotated[str, AfterValidator(no_credentials)]
 
-DEFAULT_DB = Path("~/.local/share/prdigest/prdigest.db")
-
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class StorageSettings(_Section):
-    db: Path = Field(default=DEFAULT_DB, validate_default=True)
-
-    @field_validator("db")
-    @classmethod
-    def _expand(cls, value: Path) -> Path:
-        return value.expanduser()
 
 
 class ReportSettings(_Section):
