@@ -27,7 +27,7 @@ ENTRIES: dict[type[BaseModel], dict[str, Any]] = {
     PersonSettings: {"github": "octocat", "email": ["octocat@widgets.example"]},
 }
 # Strings with a format: a zone and a URL, one of which suits every string setting.
-STRINGS = ["Europe/Berlin", "https://prdigest.example/api"]
+STRINGS = ["Europe/Berlin", "https://prdigest.example/api", "sqlite:///srv/prdigest/other.db"]
 
 
 def field_of(path: tuple[str, ...]) -> FieldInfo:
