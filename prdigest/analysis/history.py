@@ -10,6 +10,11 @@ from datetime import date, timedelta
 from typing import Literal
 
 from prdigest.analysis.noise import Noise, period_figures
+from prdigest.analysis.report import key_numbers, risk_counts
+from prdigest.analysis.review_flow import review_flow, trend_figures, week_risks
+from prdigest.analysis.rules_cache import window_analyses
+from prdigest.analysis.trend import Figures
+from prdigest.config import Settings
 from prdigest.models import PullRequest, Window
 from prdigest.storage import Store
 from prdigest.window import FIRST_DAY
@@ -66,6 +71,37 @@ def chart_figures(
         merged = [p for p in merged if period.contains(p.merged_at)]
         counts = (len(merged), sum(p.additions for p in merged), sum(p.deletions for p in merged))
         out.append((*counts, len({p.author for p in merged})))
+    return out
+
+
+def earlier_figures(
+    store: Store,
+    repo: str,
+    periods: list[Window],
+    read: list[list[PullRequest]],
+    settings: Settings,
+    lang: str,
+    noise: Noise,
+) -> list[Figures]:
+    """Each period's figures: the counts in SQL (from the PRs the ``noise`` filters count, when they
+    narrow), key PRs and risks from the rules engine's (cached) analyses, by the report's own rules, and
+    the review flow of its PRs (``read``: each period's, as the filters keep them) where they know
+    reviews (a period without PRs has no review median, and none merged without review)."""
+    taxonomy = settings.repo(repo).taxonomy
+    out: list[Figures] = []
+    for period, prs_read, ((prs, additions, deletions, authors), counted) in zip(
+        periods, read, period_figures(store, repo, periods, noise), strict=True
+    ):
+        analyses = week_risks(prs_read, window_analyses(store, repo, period, taxonomy, lang), lang)
+        analyses, _ = noise.quiet(analyses, counted)
+        key = key_numbers(analyses, analyses, settings.report)
+        counts = dict(
+            merged_prs=prs, key_prs=len(key), additions=additions, deletions=deletions, authors=authors
+        )
+        merged = [p for p in prs_read if p.number is not None]
+        known = not merged or any(p.reviews is not None for p in merged)
+        flow = trend_figures(review_flow(merged)) if known else {}
+        out.append({**counts, **risk_counts(analyses.values()), **flow})
     return out
 
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import ContextDecorator, suppress
+from contextlib import AbstractContextManager, ContextDecorator, nullcontext, suppress
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from prdigest.analysis.continuity import continue_themes
 from prdigest.analysis.followups.track import follow_risks
-from prdigest.analysis.history import chart_figures, chart_periods, trend_periods
-from prdigest.analysis.noise import Noise, file_left_out, noise_for, period_figures
-from prdigest.analysis.report import build_report, key_numbers, risk_counts
-from prdigest.analysis.review_flow import review_flow, trend_figures, week_risks
+from prdigest.analysis.history import chart_figures, chart_periods, earlier_figures, trend_periods
+from prdigest.analysis.noise import Noise, file_left_out, noise_for
+from prdigest.analysis.report import build_report
+from prdigest.analysis.review_flow import week_risks
 from prdigest.analysis.rules_cache import cached_analyses, window_analyses
-from prdigest.analysis.trend import Figures, stats_figures, trend
+from prdigest.analysis.trend import stats_figures, trend
 from prdigest.clock import utc_now
 from prdigest.config import Settings, Taxonomy
 from prdigest.errors import SourceError
@@ -178,35 +178,25 @@ def _before_history(source: Source | None, period: Window) -> bool:
     return begins is not None and period.end <= begins
 
 
-def earlier_figures(
-    store: Store,
-    repo: str,
-    periods: list[Window],
-    read: list[list[PullRequest]],
-    settings: Settings,
-    lang: str,
-    noise: Noise,
-) -> list[Figures]:
-    """Each period's figures: the counts in SQL (from the PRs the ``noise`` filters count, when they
-    narrow), key PRs and risks from the rules engine's (cached) analyses, by the report's own rules, and
-    the review flow of its PRs (``read``: each period's, as the filters keep them) where they know
-    reviews (a period without PRs has no review median, and none merged without review)."""
-    taxonomy = settings.repo(repo).taxonomy
-    out: list[Figures] = []
-    for period, prs_read, ((prs, additions, deletions, authors), counted) in zip(
-        periods, read, period_figures(store, repo, periods, noise), strict=True
-    ):
-        analyses = week_risks(prs_read, analyse_window(store, repo, period, taxonomy, lang), lang)
-        analyses, _ = noise.quiet(analyses, counted)
-        key = key_numbers(analyses, analyses, settings.report)
-        counts = dict(
-            merged_prs=prs, key_prs=len(key), additions=additions, deletions=deletions, authors=authors
-        )
-        merged = [p for p in prs_read if p.number is not None]
-        known = not merged or any(p.reviews is not None for p in merged)
-        flow = trend_figures(review_flow(merged)) if known else {}
-        out.append({**counts, **risk_counts(analyses.values()), **flow})
-    return out
+def reading_ahead(
+    store: Store, source: Source | None, repo: str, window: Window, now: datetime
+) -> AbstractContextManager[object]:
+    """The source reading ahead, while the window is read and its report built, what `earlier_periods`
+    will read whole (the trend's days the cache lacks) and `history` count (the chart's other days it
+    lacks): git walks them on the other core while Python works (`Source.reading_ahead`)."""
+    if source is None:
+        return nullcontext()
+    trend = [p for p in trend_periods(window) if not _before_history(source, p)]
+    span = Window(since=trend[0].since, until=trend[-1].until, tz=window.tz) if trend else None
+    whole = coverage.missing(store, repo, span, now) if span else []
+    chart = [p for p, current in chart_periods(window)[1] if not current and not _before_history(source, p)]
+    counted: list[Window] = []
+    if chart and source.reads_history:
+        taken = {day for gap in whole for day in gap.days()}
+        before = Window(since=chart[0].since, until=window.since - timedelta(days=1), tz=window.tz)
+        days = [day for gap in coverage.missing(store, repo, before, now) for day in gap.days()]
+        counted = coverage.runs([day for day in days if day not in taken], window.tz)
+    return source.reading_ahead(whole, counted)
 
 
 def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], str | None] | None:
@@ -413,26 +403,27 @@ def make_report(
         progress().count("PRs read", read)
         return {pr.uid: analyses[pr.number].summary for pr in batch if pr.number in analyses}
 
-    if source is not None:
-        if refresh:
-            progress().phase(f"reading the {source.kind} source for {name}")
-            warnings += read_window(store, source, window, analyse_batch)
-    elif store.count_prs(name) == 0:
-        raise SourceError(
-            f"the cache holds no PRs of {name}; read them with --git PATH, "
-            "or set GITHUB_TOKEN to sync them from GitHub"
-        )
-    if source is not None and refresh:  # read once: a partial sync is not tried again at once
-        gaps = coverage.missing(store, name, window, now)
-    else:
-        missed, gaps = read_missing(store, source, name, window, now, analyse_batch)
-        warnings += missed
-    warnings += [missing_text(gaps, name, lang)] if gaps else []
-    earlier = earlier_periods(store, source, name, window, now)
-    noise = noise_for(settings, store, name, subscription, now)
-    warnings += file_left_out(store, name, window, given, settings, lang)
-    report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
-    report.history = history(store, source, name, window, now, noise)
+    with reading_ahead(store, source, name, window, now):
+        if source is not None:
+            if refresh:
+                progress().phase(f"reading the {source.kind} source for {name}")
+                warnings += read_window(store, source, window, analyse_batch)
+        elif store.count_prs(name) == 0:
+            raise SourceError(
+                f"the cache holds no PRs of {name}; read them with --git PATH, "
+                "or set GITHUB_TOKEN to sync them from GitHub"
+            )
+        if source is not None and refresh:  # read once: a partial sync is not tried again at once
+            gaps = coverage.missing(store, name, window, now)
+        else:
+            missed, gaps = read_missing(store, source, name, window, now, analyse_batch)
+            warnings += missed
+        warnings += [missing_text(gaps, name, lang)] if gaps else []
+        earlier = earlier_periods(store, source, name, window, now)
+        noise = noise_for(settings, store, name, subscription, now)
+        warnings += file_left_out(store, name, window, given, settings, lang)
+        report = _compute(settings, store, source, name, window, lang, use_llm, earlier, noise)
+        report.history = history(store, source, name, window, now, noise)
     report.attention, untold, unread = read_attention(settings.attention, source, window, now, lang)
     if report.attention is not None:
         report.attention, snoozed = noise.quiet_open(report.attention)

@@ -16,6 +16,7 @@ its last fetch, a fixture file for the period it says it holds.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -81,6 +82,13 @@ class Source(Protocol):
         read at less cost than `read_into` reads them and not for the cache: they may lack what an
         analysis reads (a clone's: diff excerpts and options). None when the source has no cheaper read."""
         return None
+
+    def reading_ahead(self, whole: list[Window], counted: list[Window]) -> AbstractContextManager[object]:
+        """Within the block, the source may start reading the windows the caller reads next (``whole`` by
+        `read_into`, ``counted`` by `read_for_counts`) while the caller does other work: a read of one of
+        them then finds it under way; what is not read by the end of the block is dropped. A source that
+        cannot read ahead does nothing."""
+        return nullcontext()
 
     def attention(self, thresholds: AttentionSettings, now: datetime) -> Attention | None:
         """The open PRs that need someone now, and the default branch's checks; None when the source

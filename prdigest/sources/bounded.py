@@ -11,7 +11,7 @@ the report says which days were not read. A local clone reads as it always does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, cast
@@ -75,6 +75,9 @@ class BoundedSource:
 
     def read_for_counts(self, window: Window) -> Iterable[PullRequest] | None:
         return None  # a read of its own: the cap counts whole reads, and the cache answers for the rest
+
+    def reading_ahead(self, whole: list[Window], counted: list[Window]) -> AbstractContextManager[object]:
+        return nullcontext()  # each read is capped as it comes
 
     # Each of these costs a request too: once the points are spent, the cache answers alone.
     def diff(self, number: int, store: Store | None = None) -> str | None:

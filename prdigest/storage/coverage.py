@@ -51,8 +51,7 @@ def record_window(
     """Record a read of the window that began at ``read_at``: every run of its days up to then, except
     the days of the ``lacking`` moments (PRs listed but not read: those days stay missing)."""
     holes = {window.local_day(moment) for moment in lacking}
-    runs = _runs([day for day in window.days() if day not in holes], window.tz)
-    for run in runs:
+    for run in runs([day for day in window.days() if day not in holes], window.tz):
         record(store, repo, source, run.start, min(run.end, read_at))
 
 
@@ -96,15 +95,15 @@ def missing(
         stop = min(datetime.combine(day + timedelta(days=1), time.min, window.zone), now)
         if not any(lo <= start and stop <= hi for lo, hi in merged):
             gaps.append(day)
-    return _runs(gaps, window.tz)
+    return runs(gaps, window.tz)
 
 
-def _runs(days: list[date], tz: str) -> list[Window]:
+def runs(days: list[date], tz: str) -> list[Window]:
     """Consecutive days as windows: [1, 2, 3, 5] -> 1..3, 5..5."""
-    runs: list[Window] = []
+    out: list[Window] = []
     for day in days:
-        if runs and runs[-1].until + timedelta(days=1) == day:
-            runs[-1] = Window(since=runs[-1].since, until=day, tz=tz)
+        if out and out[-1].until + timedelta(days=1) == day:
+            out[-1] = Window(since=out[-1].since, until=day, tz=tz)
         else:
-            runs.append(Window(since=day, until=day, tz=tz))
-    return runs
+            out.append(Window(since=day, until=day, tz=tz))
+    return out

@@ -73,31 +73,57 @@ def pump(stream: IO[bytes], blocks: Ahead) -> None:
 
 def stream_records(cmd: list[str], failed: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """The \x1e-started records of a command's output (git's, or a child of prdigest's that writes as git
-    does), moved off its pipe as they come; a SourceError starting with ``failed`` when it fails."""
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    except FileNotFoundError:
-        raise SourceError(f"{cmd[0]} is not installed (needed to read a local clone)") from None
-    assert proc.stdout is not None and proc.stderr is not None
-    finished = False
-    blocks = Ahead()
-    mover = threading.Thread(target=pump, args=(proc.stdout, blocks), name="prdigest-git", daemon=True)
-    mover.start()
-    try:
-        yield from records(iter(blocks.get, b""))
-        finished = True
-    finally:
-        if not finished:
+    does), moved off its pipe as they come; a SourceError starting with ``failed`` when it fails. The
+    command starts when the first record is asked for."""
+    yield from Started(cmd, failed, env).records()
+
+
+class Started:
+    """A command started now, its output moved off its pipe as it comes (up to AHEAD bytes ahead of the
+    reader): `records` reads it, `close` ends it unread."""
+
+    def __init__(self, cmd: list[str], failed: str, env: dict[str, str] | None = None) -> None:
+        try:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        except FileNotFoundError:
+            raise SourceError(f"{cmd[0]} is not installed (needed to read a local clone)") from None
+        self.failed = failed
+        self.blocks = Ahead()
+        self.mover = threading.Thread(
+            target=pump, args=(self.proc.stdout, self.blocks), name="prdigest-git", daemon=True
+        )
+        self.mover.start()
+        self._ended = False
+
+    def records(self) -> Iterator[str]:
+        """The output's records; a SourceError when the command fails."""
+        finished = False
+        try:
+            yield from records(iter(self.blocks.get, b""))
+            finished = True
+        finally:
+            returncode, stderr = self._end(killed=not finished)
+        if returncode != 0:
+            raise SourceError(f"{self.failed}: {stderr.strip()}")
+
+    def close(self) -> None:
+        """End the command unread (nothing when it was read)."""
+        if not self._ended:
+            self._end(killed=True)
+
+    def _end(self, killed: bool) -> tuple[int, str]:
+        self._ended = True
+        proc = self.proc
+        assert proc.stdout is not None and proc.stderr is not None
+        if killed:
             proc.kill()  # the reader stopped early, or failed
-            while mover.is_alive():  # let the pump read to the end of the killed process's output
-                blocks.drop(timeout=0.05)
-        mover.join(timeout=60)
+            while self.mover.is_alive():  # let the pump read to the end of the killed process's output
+                self.blocks.drop(timeout=0.05)
+        self.mover.join(timeout=60)
         proc.stdout.close()
         stderr = proc.stderr.read().decode(errors="replace")
         proc.stderr.close()
-        returncode = proc.wait(timeout=60)
-    if returncode != 0:
-        raise SourceError(f"{failed}: {stderr.strip()}")
+        return proc.wait(timeout=60), stderr
 
 
 def records(blocks: Iterator[bytes]) -> Iterator[str]:

@@ -9,7 +9,9 @@ fields stay None (unknown).
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from itertools import zip_longest
@@ -23,7 +25,7 @@ from prdigest.models import PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
 from prdigest.sources.git.commits import CO_AUTHOR, FORMAT, MERGE, SQUASH, Commit, header, named, options
-from prdigest.sources.git.output import numstat_changes, stream_records
+from prdigest.sources.git.output import Started, numstat_changes, stream_records
 from prdigest.sources.git.people import identity
 from prdigest.sources.git.remote import origin, web_url
 from prdigest.sources.options.patch import Touched, defining_files
@@ -81,6 +83,9 @@ class GitSource(Source):
         host, named = origin(self._remote_url())
         self.repo = repo or named or f"local/{self.path.resolve().name}"
         self.web_url = web_url(self.repo, host, web if repo else None)
+        self._ahead: dict[tuple[str, ...], Started] = {}  # walks started ahead (`reading_ahead`), by args
+        self._lock = threading.Lock()
+        self._failed = f"git log failed in {self.path}"
 
     # --- git ------------------------------------------------------------------
 
@@ -167,7 +172,37 @@ class GitSource(Source):
 
     def _log(self, *args: str) -> Iterator[str]:
         """Stream `git log --first-parent` output, one \x1e-started record at a time."""
-        return stream_records(self._log_cmd(*args), f"git log failed in {self.path}")
+        with self._lock:
+            started = self._ahead.pop(args, None)
+        if started is not None:
+            return started.records()
+        return stream_records(self._log_cmd(*args), self._failed)
+
+    @contextmanager
+    def reading_ahead(self, whole: list[Window], counted: list[Window]) -> Iterator[None]:
+        """Start the walks of the windows read next (both of `stream`'s for ``whole``, that of
+        `read_for_counts` for ``counted``): git walks them while the caller works, up to AHEAD bytes ahead
+        of it each; a read asking for the same walk takes it. Those not taken are ended on leaving."""
+        specs = [self._changes_args(*_bounds(w)) for w in [*whole, *counted]]
+        specs += [self._excerpts_args(*_bounds(w)) for w in whole]
+        started: dict[tuple[str, ...], Started] = {}
+        try:
+            for args in dict.fromkeys(specs):
+                with self._lock:
+                    if args not in self._ahead:  # another report's may be under way: it serves both
+                        self._ahead[args] = started[args] = Started(self._log_cmd(*args), self._failed)
+            yield
+        finally:
+            with self._lock:
+                left = [self._ahead.pop(a) for a, walk in started.items() if self._ahead.get(a) is walk]
+            for walk in left:
+                walk.close()
+
+    def _changes_args(self, *filters: str) -> tuple[str, ...]:
+        return (f"--format={FORMAT}", "--raw", "--no-abbrev", "--numstat", "-z", "-M", *filters, self.ref)
+
+    def _excerpts_args(self, *filters: str) -> tuple[str, ...]:
+        return ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M", *filters, self.ref)
 
     def _log_cmd(self, *args: str) -> list[str]:
         return [
@@ -273,8 +308,7 @@ class GitSource(Source):
 
     def _changes(self, *filters: str) -> Iterator[Commit]:
         """Each first-parent commit with its files: their status, blob ids and numstat line counts."""
-        raw = ("--raw", "--no-abbrev", "--numstat", "-z", "-M")
-        for chunk in self._log(f"--format={FORMAT}", *raw, *filters, self.ref):
+        for chunk in self._log(*self._changes_args(*filters)):
             head, _, rest = chunk.partition("\0")
             commit = header(head)
             commit.files, commit.blobs = numstat_changes(rest.lstrip("\n").split("\0"))
@@ -282,8 +316,7 @@ class GitSource(Source):
 
     def _excerpts(self, *filters: str) -> Iterator[tuple[str, str, dict[str, Touched]]]:
         """(sha, diff excerpt, the files whose removed lines could define an option) of each commit."""
-        patches = ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M")
-        for record in self._log(*patches, *filters, self.ref):
+        for record in self._log(*self._excerpts_args(*filters)):
             sha, _, patch = record.lstrip("\x1e").partition("\n")
             yield sha, excerpt(patch), defining_files(patch)
 
