@@ -1,6 +1,6 @@
-"""Reading ahead: a clone starts the walks of the windows a report reads next, and a read of one of them
-takes its walk instead of starting another; what no read took is ended when the block ends. On the
-six-week clone of test_trend (W32..W37)."""
+"""Reading ahead: a clone starts the walks of the windows a report reads next as the walks before them end,
+and a read of one of them takes its walk instead of starting another; what no read took is ended when the
+block ends. On the six-week clone of test_trend (W32..W37)."""
 
 from __future__ import annotations
 
@@ -53,19 +53,31 @@ def test_a_read_takes_the_walk_started_ahead_and_one_not_taken_is_ended(
     walks.clear()
     threads = set(threading.enumerate())
     with source.reading_ahead([W33_36, WEEK], [W32]):
-        assert len(walks) == 5  # both walks of each window read whole, one of the window counted
-        assert source.fetch(W33_36) == whole
+        assert walks == []  # none yet: each starts as the walks before it end
+        assert source.fetch(W33_36) == whole  # its two walks, started as it asked; then WEEK's two
+        assert len(walks) == 4
         assert list(source.read_for_counts(W32)) == counted
-        assert len(walks) == 5  # no walk started again
+        assert len(walks) == 5  # W32's, started as it asked: no walk started twice
     assert all(proc.poll() is not None for proc in walks)  # WEEK's, never read, ended with the block
     assert set(threading.enumerate()) - threads == set()  # and their pumps
     source.fetch(WEEK)  # outside the block: walked anew
     assert len(walks) == 7
 
 
-def test_a_cold_report_walks_the_earlier_weeks_while_it_reads_its_own(
-    clone: Path, tmp_path: Path, walks: list[subprocess.Popen[bytes]]
+def test_a_cold_report_walks_the_earlier_weeks_while_it_analyses_its_own(
+    clone: Path, tmp_path: Path, walks: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    events: list[str] = []
+    upsert = Store.upsert_prs
+
+    def recording(self, prs, each_batch=None):  # type: ignore[no-untyped-def]
+        def analysed(batch):  # type: ignore[no-untyped-def]
+            events.append(f"analysed {len(walks)}")  # how many walks had started by then
+            return each_batch(batch)
+
+        return upsert(self, prs, analysed if each_batch else None)
+
+    monkeypatch.setattr(Store, "upsert_prs", recording)
     store = Store(tmp_path / "cache.db")
     try:
         make_report(utc_settings(), store, GitSource(clone, repo=REPO), WEEK, lang="en", save=False, now=NOW)
@@ -73,11 +85,12 @@ def test_a_cold_report_walks_the_earlier_weeks_while_it_reads_its_own(
         store.close()
     commands = [tuple(map(str, proc.args)) for proc in walks]  # type: ignore[arg-type]
     assert len(commands) == len(set(commands)) == 5  # each walk once: the week's two, W33..W36's two, W32's
-    # The earlier weeks' walks were started first, before the week's own (each --since two days early).
     assert [_since(p) for p in walks] == [
-        "--since=2026-08-08T00:00:00+00:00",  # W33..W36, the changes
-        "--since=2026-08-01T00:00:00+00:00",  # W32, counted
-        "--since=2026-08-08T00:00:00+00:00",  # W33..W36, the patches
-        "--since=2026-09-05T00:00:00+00:00",  # the week, its changes and its patches
+        "--since=2026-09-05T00:00:00+00:00",  # the week (each --since two days early): changes, patches
         "--since=2026-09-05T00:00:00+00:00",
+        "--since=2026-08-08T00:00:00+00:00",  # W33..W36 whole: changes, patches
+        "--since=2026-08-08T00:00:00+00:00",
+        "--since=2026-08-01T00:00:00+00:00",  # W32, counted
     ]
+    # W33..W36's walks were under way while the week's PRs were analysed (the first batch analysed).
+    assert events[0] == "analysed 4"

@@ -8,6 +8,7 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
@@ -124,6 +125,65 @@ class Started:
         stderr = proc.stderr.read().decode(errors="replace")
         proc.stderr.close()
         return proc.wait(timeout=60), stderr
+
+
+class WalksAhead:
+    """Walks a reader will ask for, started before it asks: a group at a time (a window's walks), each when
+    the walks before it end (`next_group`), so that git works on while the reader parses, analyses and
+    stores what it read, and no more than one group runs beside the reader's own cat-file. The read asking
+    for a walk takes it (`take`); what no read took is ended when the block that asked for it ends."""
+
+    def __init__(self, failed: str) -> None:
+        self.failed = failed
+        self._walks: dict[tuple[str, ...], Started | None] = {}  # None: not started yet
+        self._groups: list[list[tuple[str, ...]]] = []  # those not started, in order
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def asked(self, groups: list[list[list[str]]]) -> Iterator[None]:
+        """Within the block, the commands of ``groups`` (each a list of commands) are read ahead; one that
+        another block asked for already is left to it (it serves both)."""
+        mine: list[tuple[str, ...]] = []
+        with self._lock:
+            for group in groups:
+                keys = [tuple(cmd) for cmd in group if tuple(cmd) not in self._walks]
+                self._walks.update(dict.fromkeys(keys))
+                self._groups += [keys] if keys else []
+                mine += keys
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = [self._walks.pop(key) for key in mine if key in self._walks]
+                self._groups = [[k for k in g if k in self._walks] for g in self._groups]
+                self._groups = [g for g in self._groups if g]
+            for walk in left:
+                if walk is not None:
+                    walk.close()
+
+    def take(self, cmd: list[str]) -> Iterator[str] | None:
+        """The records of ``cmd`` if it was asked for (started now if it was not yet), else None."""
+        key = tuple(cmd)
+        with self._lock:
+            if key not in self._walks:
+                return None
+            group = next((g for g in self._groups if key in g), None)
+            if group is not None:
+                self._start(group)
+            walk = self._walks.pop(key)
+        assert walk is not None
+        return walk.records()
+
+    def next_group(self) -> None:
+        """Start the next group asked for: the walks before it have ended."""
+        with self._lock:
+            if self._groups:
+                self._start(self._groups[0])
+
+    def _start(self, group: list[tuple[str, ...]]) -> None:
+        self._groups.remove(group)
+        for key in group:
+            self._walks[key] = Started(list(key), self.failed)
 
 
 def records(blocks: Iterator[bytes]) -> Iterator[str]:

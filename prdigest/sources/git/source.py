@@ -9,9 +9,8 @@ fields stay None (unknown).
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from itertools import zip_longest
@@ -25,7 +24,7 @@ from prdigest.models import PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
 from prdigest.sources.git.commits import CO_AUTHOR, FORMAT, MERGE, SQUASH, Commit, header, named, options
-from prdigest.sources.git.output import Started, numstat_changes, stream_records
+from prdigest.sources.git.output import WalksAhead, numstat_changes, stream_records
 from prdigest.sources.git.people import identity
 from prdigest.sources.git.remote import origin, web_url
 from prdigest.sources.options.patch import Touched, defining_files
@@ -83,9 +82,7 @@ class GitSource(Source):
         host, named = origin(self._remote_url())
         self.repo = repo or named or f"local/{self.path.resolve().name}"
         self.web_url = web_url(self.repo, host, web if repo else None)
-        self._ahead: dict[tuple[str, ...], Started] = {}  # walks started ahead (`reading_ahead`), by args
-        self._lock = threading.Lock()
-        self._failed = f"git log failed in {self.path}"
+        self._ahead = WalksAhead(f"git log failed in {self.path}")  # the walks read ahead
 
     # --- git ------------------------------------------------------------------
 
@@ -148,6 +145,7 @@ class GitSource(Source):
                 if len(batch) == BATCH:
                     yield from self._prs(batch, blobs)
                     batch = []
+            self._ahead.next_group()  # git has walked the window: on to what is read next
             yield from self._prs(batch, blobs)
         finally:
             blobs.close()
@@ -163,6 +161,7 @@ class GitSource(Source):
             if len(batch) == BATCH:
                 yield from self._prs(batch, None)
                 batch = []
+        self._ahead.next_group()
         yield from self._prs(batch, None)
 
     def _prs(self, batch: list[tuple[Commit, str | None]], blobs: Blobs | None) -> Iterator[PullRequest]:
@@ -172,31 +171,15 @@ class GitSource(Source):
 
     def _log(self, *args: str) -> Iterator[str]:
         """Stream `git log --first-parent` output, one \x1e-started record at a time."""
-        with self._lock:
-            started = self._ahead.pop(args, None)
-        if started is not None:
-            return started.records()
-        return stream_records(self._log_cmd(*args), self._failed)
+        cmd = self._log_cmd(*args)
+        return self._ahead.take(cmd) or stream_records(cmd, self._ahead.failed)
 
-    @contextmanager
-    def reading_ahead(self, whole: list[Window], counted: list[Window]) -> Iterator[None]:
-        """Start the walks of the windows read next (both of `stream`'s for ``whole``, that of
-        `read_for_counts` for ``counted``): git walks them while the caller works, up to AHEAD bytes ahead
-        of it each; a read asking for the same walk takes it. Those not taken are ended on leaving."""
-        specs = [self._changes_args(*_bounds(w)) for w in [*whole, *counted]]
-        specs += [self._excerpts_args(*_bounds(w)) for w in whole]
-        started: dict[tuple[str, ...], Started] = {}
-        try:
-            for args in dict.fromkeys(specs):
-                with self._lock:
-                    if args not in self._ahead:  # another report's may be under way: it serves both
-                        self._ahead[args] = started[args] = Started(self._log_cmd(*args), self._failed)
-            yield
-        finally:
-            with self._lock:
-                left = [self._ahead.pop(a) for a, walk in started.items() if self._ahead.get(a) is walk]
-            for walk in left:
-                walk.close()
+    def reading_ahead(self, whole: list[Window], counted: list[Window]) -> AbstractContextManager[object]:
+        """The walks of the windows read next (both of `stream`'s for ``whole``, that of `read_for_counts`
+        for ``counted``), started as the walks before them end (`WalksAhead`)."""
+        whole_walks = [[self._changes_args(*_bounds(w)), self._excerpts_args(*_bounds(w))] for w in whole]
+        counted_walks = [[self._changes_args(*_bounds(w))] for w in counted]
+        return self._ahead.asked([[self._log_cmd(*a) for a in g] for g in [*whole_walks, *counted_walks]])
 
     def _changes_args(self, *filters: str) -> tuple[str, ...]:
         return (f"--format={FORMAT}", "--raw", "--no-abbrev", "--numstat", "-z", "-M", *filters, self.ref)
