@@ -181,9 +181,9 @@ def _before_history(source: Source | None, period: Window) -> bool:
 def reading_ahead(
     store: Store, source: Source | None, repo: str, window: Window, now: datetime
 ) -> AbstractContextManager[object]:
-    """The source reading ahead, while the window is read and its report built, what `earlier_periods`
-    will read whole (the trend's days the cache lacks) and `history` count (the chart's other days it
-    lacks): git walks them on the other core while Python works (`Source.reading_ahead`)."""
+    """What `earlier_periods` will read whole (the trend's days the cache lacks) and `history` count (the
+    chart's other days it lacks), read ahead by the source (`Source.reading_ahead`): a clone walks each
+    as the walks before it end, on the other core, while Python analyses and stores what came before."""
     if source is None:
         return nullcontext()
     trend = [p for p in trend_periods(window) if not _before_history(source, p)]
