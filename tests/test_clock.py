@@ -172,7 +172,8 @@ def test_pytest_now_sets_the_clock_of_a_whole_run(tmp_path: Path) -> None:
     )
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     shutil.copytree(TESTS / "fakes", tmp_path / "fakes")
-    shutil.copy(TESTS / "test_render_support.py", tmp_path / "test_render_support.py")
+    for plugin in ("test_render_support.py", "pg_support.py"):  # the conftest's plugins
+        shutil.copy(TESTS / plugin, tmp_path / plugin)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
          "--now=2026-12-06T23:59:40+08:00", str(probe)],
