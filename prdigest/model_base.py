@@ -69,6 +69,10 @@ class ChecksState(_Figures):
     skipped: list[str] = []
 
 
+# Why an open PR needs someone: waiting for a first review, approved and not merged, large and unreviewed.
+OpenReason = Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
+
+
 class OpenPR(_Figures):
     """An open pull request that needs someone: waiting for review, approved but not merged, or large
     and unreviewed (the thresholds are [attention] settings)."""
@@ -81,7 +85,7 @@ class OpenPR(_Figures):
     additions: int = 0
     deletions: int = 0
     is_draft: bool = False
-    reason: Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
+    reason: OpenReason
     waiting_days: int = 0  # days since it was opened (waiting_review, large_unreviewed) or approved
     # Who was asked: the reviewers GitHub says were requested (logins; a team as "org/team"), and the
     # CODEOWNERS owners of its changed files at the default branch (same forms), each in GitHub's order.

@@ -11,6 +11,7 @@ carry it (as `dismiss` does, one PR at a time). Each is stored with who and when
 from __future__ import annotations
 
 from datetime import UTC, timedelta
+from typing import get_args
 
 from prdigest.analysis.taxonomy import RISK_LABELS
 from prdigest.handlers.args import Args, pr_number, read_args
@@ -19,6 +20,7 @@ from prdigest.handlers.context import Context, Services
 from prdigest.handlers.replies import Reply
 from prdigest.handlers.scope import Answer, Scope, asked_week, period_text, resolve, text_reply, week_report
 from prdigest.i18n import risk_name, texts
+from prdigest.model_base import OpenReason
 from prdigest.models import Dismissal, Snooze
 from prdigest.storage.dismissals import save_dismissal
 from prdigest.storage.snoozes import save_snooze
@@ -84,11 +86,7 @@ def _quiet_open(
 
 def _reason(intent: Intent, svc: Services, repo: str, number: int) -> str | None:
     """Why the PR waits: the button says; typed, the source tells (None: it waits for nobody now)."""
-    if intent.window is not None and intent.args in (
-        "waiting_review",
-        "approved_not_merged",
-        "large_unreviewed",
-    ):
+    if intent.window is not None and intent.args in get_args(OpenReason):
         return intent.args
     source = svc.source_for(repo)
     found = source.attention(svc.settings.attention, svc.clock()) if source is not None else None

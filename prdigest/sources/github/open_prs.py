@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from prdigest.model_base import OpenReason
 from prdigest.models import Attention, OpenPR
 from prdigest.sources.github.codeowners import LOCATIONS, MAX_BYTES, CodeOwners, parse
 from prdigest.sources.github.errors import (
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DAY = timedelta(days=1)
-Reason = Literal["waiting_review", "approved_not_merged", "large_unreviewed"]
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def needs_attention(
     reviews = _reviews(node, author)
     approved = _approved_at(node, reviews)
     lines = (node.get("additions") or 0) + (node.get("deletions") or 0)
-    reason: Reason | None = None
+    reason: OpenReason | None = None
     since = opened
     if approved is not None and now - approved > thresholds.approved_wait_days * DAY:
         reason, since = "approved_not_merged", approved
