@@ -13,6 +13,7 @@ PRDIGEST_REQUIRE_POSTGRES=1 (CI on a machine that has one): then they fail with 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,3 +181,37 @@ def postgres_url() -> Iterator[str]:
         yield cluster.url
     finally:
         stop_cluster(cluster)
+
+
+@pytest.fixture
+def pg_database(postgres_url: str) -> Iterator[str]:
+    """The URL of a new, empty database on the session's server, dropped after the test."""
+    import psycopg
+
+    name = f"prdigest_{os.getpid()}_{next(_DATABASES)}"
+    with psycopg.connect(postgres_url, autocommit=True, connect_timeout=10) as admin:
+        admin.execute(f'create database "{name}"'.encode())
+    try:
+        yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True, connect_timeout=10) as admin:
+            admin.execute(f'drop database if exists "{name}" with (force)'.encode())
+
+
+_DATABASES = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """An empty store on each dialect in turn: a SQLite file, then a new PostgreSQL database."""
+    from prdigest.config.storage_url import parse_store_url
+    from prdigest.storage import Store
+
+    if request.param == "sqlite":
+        store = Store(tmp_path / "cache.db")
+    else:
+        store = Store(parse_store_url(request.getfixturevalue("pg_database")))
+    try:
+        yield store
+    finally:
+        store.close()

@@ -52,15 +52,7 @@ def database_check(store: Store) -> Check:
     """A write transaction begun and rolled back: the file is there, writable, and not locked for long."""
 
     def check() -> Part:
-        with store.reading() as db:
-            conn = db.conn
-            (before,) = conn.execute("PRAGMA busy_timeout").fetchone()
-            conn.execute(f"PRAGMA busy_timeout = {PROBE_BUSY_MS}")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.rollback()
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(before)}")
+        store.probe_write(PROBE_BUSY_MS)
         return Part(True, "writable")
 
     return check
@@ -78,15 +70,12 @@ def last_delivery_check(store: Store, failing: Callable[[], list[str]]) -> Check
         keys = failing()
         if keys:
             return Part(False, f"failing, retried by the scheduler: {', '.join(keys)}")
-        with store.reading() as db:
-            rows = list(
-                db.query(
-                    "select key, status, claimed_by, completed_at from deliveries order by rowid desc limit 1"
-                )
-            )
-        if not rows:
+        with store.reading() as tx:
+            # PostgreSQL's deliveries table has a rowid column, as SQLite's tables have one.
+            sql = "select key, status, claimed_by, completed_at from deliveries order by rowid desc limit 1"
+            row = tx.one(sql)
+        if row is None:
             return Part(True, "no delivery yet")
-        row = rows[0]
         if row["status"] != "claimed":
             return Part(True, f"{row['key']}: {row['status']} at {row['completed_at']}")
         if not row["claimed_by"]:

@@ -20,11 +20,11 @@ from prdigest.cli.support import (
     Group,
     PeriodOptions,
     common,
+    open_store,
     period_options,
     progress_shown,
     settings_from,
     stderr,
-    store_path,
 )
 from prdigest.clock import utc_now
 
@@ -80,14 +80,13 @@ def report(
     from prdigest.pipeline.single import make_report
     from prdigest.pipeline.team import make_team_report
     from prdigest.sources.registry import open_source
-    from prdigest.storage import Store
 
     settings = settings_from(config, db)
     window = period.window(settings)
     team = team_subscription(repos, owner, git or fixture, lang or settings.report.language)
     repo = repos[0] if repos else None
     source = None if team else open_source(settings, git, fixture, repo)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     with progress_shown(stderr(), "working…"):
         if team is not None:
             result = make_team_report(settings, store, team, window, lang=lang)
@@ -141,12 +140,11 @@ def sync(repo: str, period: PeriodOptions, config: str | None, db: str | None) -
     """Fill the cache with a period's merged PRs from GitHub, asking only for what changed."""
     from prdigest.sources.github.source import GitHubSource, make_client
     from prdigest.sources.github.sync import sync as sync_window
-    from prdigest.storage import Store
 
     settings = settings_from(config, db)
     window = period.window(settings)
     source = GitHubSource(make_client(settings), repo, settings.repo(repo).base_branch)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     with progress_shown(stderr(), f"syncing {repo}…"):
         result = sync_window(store, source, window)
     store.close()
@@ -184,12 +182,11 @@ def ask(
     """Answer a question from the cached PRs, citing them (with the LLM when one is configured)."""
     from prdigest.analysis.ask import ask as answer_question
     from prdigest.i18n import detect_lang
-    from prdigest.storage import Store
 
     settings = settings_from(config, db)
     window = period.window(settings) if period.given else None
     text = " ".join(question)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     # A question is answered in its own language unless --lang says otherwise.
     answer = answer_question(store, text, repo, window, settings.llm, lang or detect_lang(text))
     store.close()
@@ -280,11 +277,10 @@ def chat(
     from rich.console import Console
 
     from prdigest.sources.registry import open_source
-    from prdigest.storage import Store
 
     settings = settings_from(config, db)
     source = open_source(settings, git, fixture, repo) if (git or fixture) else None
-    store = Store(store_path(settings))
+    store = open_store(settings)
     _chat(settings, store, source, Console(), lang, default_repo=repo)
     store.close()
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console, store_path
+from prdigest.cli.support import common, open_store, progress_shown, settings_from, stderr, stdout_console
 
 if TYPE_CHECKING:
     from prdigest.analysis.llm.probe import ServerCheck
@@ -33,7 +33,7 @@ def llm_check(config: str | None, db: str | None) -> None:
     from prdigest.analysis.llm.client import endpoint_key
     from prdigest.analysis.llm.probe import check_server
     from prdigest.redact import scrub
-    from prdigest.storage import Store, llm_log
+    from prdigest.storage import llm_log
 
     settings = settings_from(config, db)
     if settings.llm is None:
@@ -45,7 +45,7 @@ def llm_check(config: str | None, db: str | None) -> None:
     _show(check, scrub(endpoint), settings.llm.model)
     if check.rung is None:
         sys.exit(EX_UNUSABLE)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     llm_log.remember_rung(store, endpoint, settings.llm.model, check.rung)
     store.close()
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from prdigest import LANGS
-from prdigest.cli.support import common, progress_shown, settings_from, stderr, stdout_console, store_path
+from prdigest.cli.support import common, open_store, progress_shown, settings_from, stderr, stdout_console
 from prdigest.clock import utc_now
 
 # `deliver`'s exit status when another worker holds the week (sysexits.h): try again later.
@@ -62,11 +62,10 @@ def subscriptions(as_json: bool, config: str | None, db: str | None) -> None:
 
     from prdigest.bot.delivery import subscription_source_words
     from prdigest.bot.service import sync_config_subscriptions
-    from prdigest.storage import Store
     from prdigest.storage.subscriptions import list_subscriptions
 
     settings = settings_from(config, db)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     sync_config_subscriptions(settings, store)  # the ids `deliver --subscription` and the bot use
     subs = list_subscriptions(store)
     store.close()
@@ -106,11 +105,10 @@ def deliver(sub_id: int, week: str | None, force: bool, config: str | None, db: 
     from prdigest.bot.service import sync_config_subscriptions
     from prdigest.errors import UsageError
     from prdigest.periods import parse_week
-    from prdigest.storage import Store
     from prdigest.storage.subscriptions import get_subscription
 
     settings = settings_from(config, db)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     sync_config_subscriptions(settings, store)
     sub = get_subscription(store, sub_id)
     if sub is None:
@@ -149,7 +147,6 @@ def preview(
     from prdigest.models import zone
     from prdigest.periods import parse_date
     from prdigest.sources.registry import open_source
-    from prdigest.storage import Store
 
     if not REPO_NAME.fullmatch(repo):
         raise UsageError(f"{repo!r} is not OWNER/NAME")
@@ -160,7 +157,7 @@ def preview(
         now = datetime.combine(day, time(12), tzinfo=zone(settings.report.timezone)).astimezone(UTC)
     lang = lang or settings.report.language
     source = open_source(settings, git_path, None, repo)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     try:
         with progress_shown(stderr(), f"previewing the last four weeks of {repo}…"):
             reports = preview_reports(settings, store, source, repo, lang, now)
@@ -180,10 +177,9 @@ def serve(log_format: str | None, config: str | None, db: str | None) -> None:
     """Run the bot: Lark and Slack adapters, the weekly scheduler and the web app, until SIGTERM."""
     from prdigest.bot.service import Service
     from prdigest.logs import setup_logging
-    from prdigest.storage import Store
 
     settings = settings_from(config, db)
     setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
-    store = Store(store_path(settings))
+    store = open_store(settings)
     Service(settings, store).run_forever()
     store.close()

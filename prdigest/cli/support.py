@@ -90,18 +90,11 @@ def settings_from(config: str | None, db: str | None) -> Any:
     return load_settings(config, overrides={("storage", "db"): db})
 
 
-def store_path(settings: Any) -> Any:
-    """The SQLite file of the cache the settings name ([storage] url, else db); a postgresql:// url is one
-    clear error: this version has no PostgreSQL store yet."""
-    store = settings.storage.store
-    if store.kind != "sqlite":
-        from prdigest.errors import ConfigError
+def open_store(settings: Any) -> Any:
+    """The cache the settings name: [storage] url (a PostgreSQL store, or a SQLite file), else db."""
+    from prdigest.storage.db import Store
 
-        raise ConfigError(
-            f"[storage] url names {store.describe()}: PostgreSQL storage is not available yet in this "
-            "version: use sqlite:///PATH (or [storage] db)"
-        )
-    return store.path
+    return Store(settings.storage.store, settings.storage.password)
 
 
 def stdout_console() -> Any:

@@ -96,7 +96,7 @@ class ReportMemo:
         """The memoised report of ``key`` at the cache's current revision, else one ``build``: a single
         build however many threads ask at once, its report shared with those that waited for it;
         ``keep`` says whether a built report may answer later requests."""
-        found = self.get(key, revision(store), settings)
+        found = self.get(key, revision(store, key.repo), settings)
         if found is not None:
             return found
         with self._lock:
@@ -104,14 +104,14 @@ class ReportMemo:
             flight.users += 1
         try:
             with flight.lock:
-                before = revision(store)
+                before = revision(store, key.repo)
                 found = self.get(key, before, settings)
                 if found is not None:  # built and kept while this thread waited
                     return found
                 if flight.built is not None and flight.after == before and flight.settings is settings:
                     return flight.built  # built while this thread waited, and the cache is as it left it
                 built = build()
-                flight.built, flight.after, flight.settings = built, revision(store), settings
+                flight.built, flight.after, flight.settings = built, revision(store, key.repo), settings
                 # A build that wrote to the cache (analyses of new PRs, days read) may also have raced
                 # another writer: only a build the revision stood still over is known to match it. The
                 # next request's build, over an unchanged cache, is kept.

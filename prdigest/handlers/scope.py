@@ -136,7 +136,7 @@ def _week_report(
         shaping=sub.model_dump_json(include={"filters", "muted"}) if sub else "",
     )  # fmt: skip
     # Only complete, past periods are kept (below): while the cache stands, the memo's report is the one.
-    found = None if sync or save else memo.get(key, revision(svc.store), svc.settings)
+    found = None if sync or save else memo.get(key, revision(svc.store, scope.repo), svc.settings)
     if found is not None:
         return found
     if source is None and svc.store.count_prs(scope.repo) == 0:

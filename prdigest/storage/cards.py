@@ -11,11 +11,12 @@ from prdigest.storage.db import Store
 
 def remember_card(store: Store, platform: str, chat_id: str, message_id: str, report: Report) -> None:
     w = report.window
-    with store.writing() as db:
-        db.table("cards").upsert(
-            {"platform": platform, "chat_id": chat_id, "message_id": message_id, "repo": report.repo,
+    with store.writing() as tx:
+        tx.upsert(
+            "cards",
+            [{"platform": platform, "chat_id": chat_id, "message_id": message_id, "repo": report.repo,
              "since": w.since.isoformat(), "until": w.until.isoformat(), "tz": w.tz, "lang": report.lang,
-             "posted_at": utc_now().isoformat()},
+             "posted_at": utc_now().isoformat()}],
             pk=("platform", "chat_id", "message_id"),
         )  # fmt: skip
 
@@ -26,9 +27,8 @@ def card_of(store: Store, platform: str, chat_id: str, message_id: str | None) -
     if not message_id:
         return None
     key = [platform, chat_id, message_id]
-    with store.reading() as db:
-        rows = list(db.query(_POSTED, key)) or list(db.query(_DELIVERED, key))
-    return rows[0] if rows else None
+    with store.reading() as tx:
+        return tx.one(_POSTED, key) or tx.one(_DELIVERED, key)
 
 
 _POSTED = (

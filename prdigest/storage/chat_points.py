@@ -13,11 +13,9 @@ def _hour(now: datetime) -> str:
 
 def spent(store: Store, chat: str, now: datetime) -> int:
     """The points ``chat`` spent in the hour (UTC) of ``now``."""
-    with store.reading() as db:
-        rows = list(
-            db.query("select points from chat_points where chat = ? and hour = ?", [chat, _hour(now)])
-        )
-    return int(rows[0]["points"]) if rows else 0
+    with store.reading() as tx:
+        row = tx.one("select points from chat_points where chat = ? and hour = ?", [chat, _hour(now)])
+    return int(row["points"]) if row else 0
 
 
 def add(store: Store, chat: str, now: datetime, points: int) -> None:
@@ -25,10 +23,10 @@ def add(store: Store, chat: str, now: datetime, points: int) -> None:
     if points <= 0:
         return
     hour = _hour(now)
-    with store.writing() as db:
-        db.execute("delete from chat_points where hour < ?", [hour])  # only this hour counts
-        db.execute(
+    with store.writing() as tx:
+        tx.run("delete from chat_points where hour < ?", [hour])  # only this hour counts
+        tx.run(
             "insert into chat_points (chat, hour, points) values (?, ?, ?) "
-            "on conflict (chat, hour) do update set points = points + excluded.points",
+            "on conflict (chat, hour) do update set points = chat_points.points + excluded.points",
             [chat, hour, points],
         )

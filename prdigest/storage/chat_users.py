@@ -23,19 +23,17 @@ class Looked:
 def looked_up(store: Store, platform: str, email: str, now: datetime) -> Looked | None:
     """The platform's answer for ``email`` (any capitals) when it was asked less than a day before
     ``now``; None when it was not, or longer ago (or, by another clock, later)."""
-    with store.reading() as db:
-        rows = list(
-            db.query(
-                "select user_id, looked_at from chat_users where platform = ? and email = ?",
-                [platform, email.casefold()],
-            )
+    with store.reading() as tx:
+        row = tx.one(
+            "select user_id, looked_at from chat_users where platform = ? and email = ?",
+            [platform, email.casefold()],
         )
-    if not rows:
+    if row is None:
         return None
-    looked_at = datetime.fromisoformat(rows[0]["looked_at"])
+    looked_at = datetime.fromisoformat(row["looked_at"])
     if not looked_at <= now < looked_at + KEPT:
         return None
-    return Looked(rows[0]["user_id"], looked_at)
+    return Looked(row["user_id"], looked_at)
 
 
 def remember(store: Store, platform: str, email: str, user_id: str | None, now: datetime) -> None:
@@ -46,5 +44,5 @@ def remember(store: Store, platform: str, email: str, user_id: str | None, now: 
         "user_id": user_id,
         "looked_at": now.astimezone(UTC).isoformat(),
     }
-    with store.writing() as db:
-        db.table("chat_users").upsert(row, pk=("platform", "email"))
+    with store.writing() as tx:
+        tx.upsert("chat_users", [row], pk=("platform", "email"))

@@ -28,9 +28,10 @@ def record(store: Store, repo: str, source: str, start: datetime, end: datetime)
     if end <= start:
         return
     lo, hi = _utc(start), _utc(end)
-    with store.writing() as db:
+    with store.writing() as tx:
+        tx.lock(f"coverage {repo} {source}")  # another writer's spans could touch the same ones
         touching = list(
-            db.query(
+            tx.rows(
                 "select start_at, end_at from coverage "
                 "where repo = ? and source = ? and start_at <= ? and end_at >= ?",
                 [repo, source, hi, lo],
@@ -38,11 +39,11 @@ def record(store: Store, repo: str, source: str, start: datetime, end: datetime)
         )
         lo = min([lo, *(row["start_at"] for row in touching)])
         hi = max([hi, *(row["end_at"] for row in touching)])
-        db.conn.executemany(
+        tx.run_many(
             "delete from coverage where repo = ? and source = ? and start_at = ?",
             [(repo, source, row["start_at"]) for row in touching],
         )
-        db.table("coverage").insert({"repo": repo, "source": source, "start_at": lo, "end_at": hi})
+        tx.insert("coverage", {"repo": repo, "source": source, "start_at": lo, "end_at": hi})
 
 
 def record_window(
@@ -74,10 +75,10 @@ def missing(
     if source is not None:
         sql += " and source = ?"
         params.append(source)
-    with store.reading() as db:
+    with store.reading() as tx:
         spans = sorted(
             (datetime.fromisoformat(row["start_at"]), datetime.fromisoformat(row["end_at"]))
-            for row in db.query(sql, params)
+            for row in tx.rows(sql, params)
         )
     # As `record` would have kept them: in whole seconds.
     spans = sorted([*spans, *((_at(lo), _at(hi)) for lo, hi in also if hi > lo)])

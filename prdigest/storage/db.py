@@ -1,32 +1,28 @@
-"""The cache: merged PRs, their analyses and generated reports, in one SQLite file.
+"""The cache: merged PRs, their analyses and generated reports: in one SQLite file by default
+(`storage/sqlite.py`), or on PostgreSQL (`storage/postgres.py`), the shared store of several machines.
 
-One connection shared by the bot's threads (chat workers, scheduler), so it is
-opened with ``check_same_thread=False`` and every use holds one lock.
+Every query goes through a `Tx` (`storage/tx.py`): the SQL is written once for both databases.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 
-from sqlite_utils import Database
+from pydantic import SecretStr
 
 from prdigest.clock import utc_now
-from prdigest.errors import StorageError
+from prdigest.config.storage_url import StoreUrl
 from prdigest.models import PRAnalysis, PullRequest, Report, Window
-from prdigest.storage.migrations import migrate
-from prdigest.storage.setup_lock import setup_lock
+from prdigest.storage.sqlite import SqliteBackend
+from prdigest.storage.tx import Tx
 
 # Rows written or read at a time where a window may hold tens of thousands of PRs.
 BATCH = 500
-# bm25 weights of the index's columns (title, body, paths, summary): a word in the title counts most.
-_RANK = "bm25(prs_fts, 5.0, 1.0, 2.0, 3.0)"
 
 
 def analysis_key(
@@ -38,58 +34,47 @@ def analysis_key(
 
 
 class Store:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._lock = threading.RLock()
-        in_memory = str(path) == ":memory:"
-        try:
-            if not in_memory:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            with nullcontext() if in_memory else setup_lock(self.path):
-                conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-                self.db = Database(conn)
-                if not in_memory:
-                    self.db.enable_wal()
-                migrate(self.db)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise StorageError(f"cannot open the database {path}: {exc}") from None
+    """``Store(path)``: the SQLite file (":memory:" for one in memory); ``Store(url, password)``: the
+    store a [storage] url names."""
+
+    def __init__(self, where: str | Path | StoreUrl, password: SecretStr | None = None):
+        if isinstance(where, StoreUrl) and where.kind == "postgresql":
+            from prdigest.storage.postgres import PostgresBackend
+
+            self._backend: SqliteBackend | PostgresBackend = PostgresBackend(where, password)
+        else:
+            path = where.path if isinstance(where, StoreUrl) else where
+            if path is None:
+                raise ValueError("a SQLite store needs its file")
+            self._backend = SqliteBackend(path)
+        self.where = self._backend.describe  # what messages name: the file, or user@host:port/db
+
+    @property
+    def dialect(self) -> str:
+        with self.reading() as tx:
+            return tx.dialect
 
     def close(self) -> None:
-        with self._lock:
-            self.db.conn.close()
+        self._backend.close()
 
     @contextmanager
-    def reading(self) -> Iterator[Database]:
-        """The database under the store's lock: how the other modules of ``storage/`` run their queries
-        (a write goes through `writing`)."""
-        with self._lock:
-            try:
-                yield self.db
-            except sqlite3.DatabaseError as exc:
-                raise StorageError(f"database {self.path}: {exc}") from None
-
-    _locked = reading  # the old private name, still used by some tests
+    def reading(self) -> Iterator[Tx]:
+        """A read of the database: how the other modules of ``storage/`` run their queries (a write
+        goes through `writing`)."""
+        with self._backend.reading() as tx:
+            yield tx
 
     @contextmanager
-    def writing(self) -> Iterator[Database]:
-        """A write transaction that takes SQLite's write lock at its start (BEGIN IMMEDIATE).
+    def writing(self, durable: bool = True) -> Iterator[Tx]:
+        """A write transaction, waiting for any other writer of the same rows (SQLite: of the file);
+        within another, a savepoint of it. ``durable=False``: a commit that a crash of the process
+        keeps and an OS (SQLite) or server (PostgreSQL) crash may lose."""
+        with self._backend.writing(durable) as tx:
+            yield tx
 
-        A plain BEGIN that reads and then writes cannot wait for another process's write: SQLite
-        fails it at once with "database is locked". Several processes (replicas, a `deliver`
-        beside `serve`) share one file, so every write starts immediate and waits its turn.
-        """
-        with self.reading() as db:
-            if db.conn.in_transaction:
-                with db.atomic():
-                    yield db
-                return
-            db.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.conn.rollback()
-                raise
-            db.conn.commit()
+    def probe_write(self, wait_ms: int) -> None:
+        """Begin a write and roll it back, waiting at most ``wait_ms`` for another writer."""
+        self._backend.probe_write(wait_ms)
 
     # --- pull requests --------------------------------------------------------
 
@@ -108,10 +93,10 @@ class Store:
             summaries = each_batch(batch) if each_batch is not None else {}
             now = utc_now().isoformat()
             rows = [_pr_row(pr, now) for pr in batch]
-            with self.writing() as db:
+            with self.writing() as tx:
                 uids = [row["uid"] for row in rows]
                 marks = ",".join("?" * len(uids))
-                known = {r["uid"] for r in db.query(f"select uid from prs where uid in ({marks})", uids)}
+                known = {r["uid"] for r in tx.rows(f"select uid from prs where uid in ({marks})", uids)}
                 # Apart: a row without the column would be given a null summary in a batch with it.
                 new = [
                     {**row, "summary": summaries.get(str(row["uid"]))}
@@ -119,16 +104,16 @@ class Store:
                     if row["uid"] not in known
                 ]
                 for part in (new, [row for row in rows if row["uid"] in known]):
-                    db.table("prs").upsert_all(part, pk="uid", batch_size=BATCH)
+                    tx.upsert("prs", part, pk=["uid"])
             count += len(batch)
         return count
 
     def prs_in_window(self, repo: str, window: Window, *, excerpts: bool = True) -> list[PullRequest]:
         """PRs and direct pushes of one repository merged in the window, oldest first; without their diff
         excerpts (``excerpts=False``: a report shows none, and a large window's are hundreds of MB)."""
-        data = "data" if excerpts else "json_remove(data, '$.diff_excerpt') as data"
-        with self.reading() as db:
-            rows = db.query(
+        with self.reading() as tx:
+            data = "data" if excerpts else tx.json_without("data", "diff_excerpt") + " as data"
+            rows = tx.rows(
                 f"select {data} from prs where repo = ? and merged_at >= ? and merged_at < ? "
                 "order by merged_at, number",
                 [repo, _utc(window.start), _utc(window.end)],
@@ -137,15 +122,15 @@ class Store:
 
     def authors(self, repo: str) -> list[str]:
         """Every author of the repository's cached PRs: the people a question may name."""
-        with self.reading() as db:
-            rows = db.query("select distinct author from prs where repo = ?", [repo])
+        with self.reading() as tx:
+            rows = tx.rows("select distinct author from prs where repo = ?", [repo])
             return [row["author"] for row in rows]
 
     def pr_keys(self, repo: str, window: Window) -> list[tuple[str, int, str]]:
         """(uid, number, content hash) of the window's PRs (direct pushes left out), oldest first: what
         an analysis's cache key needs, without reading the PRs."""
-        with self.reading() as db:
-            rows = db.query(
+        with self.reading() as tx:
+            rows = tx.rows(
                 "select uid, number, content_hash from prs where repo = ? and merged_at >= ? "
                 "and merged_at < ? and number is not null order by merged_at, number",
                 [repo, _utc(window.start), _utc(window.end)],
@@ -156,8 +141,8 @@ class Store:
         """The PRs of ``uids`` in their order, a batch at a time (each read when the caller asks)."""
         for i in range(0, len(uids), BATCH):
             chunk = list(uids[i : i + BATCH])
-            with self.reading() as db:
-                rows = db.query(
+            with self.reading() as tx:
+                rows = tx.rows(
                     f"select uid, data from prs where uid in ({','.join('?' * len(chunk))})", chunk
                 )
                 found = {row["uid"]: row["data"] for row in rows}
@@ -168,37 +153,34 @@ class Store:
         signal gives it a value, [] included; None is "unknown"."""
         if not signals:
             return set()
-        columns = ", ".join(f"max(json_type(data, '$.{s}') <> 'null') as s{i}" for i, s in enumerate(signals))
-        with self.reading() as db:
-            row = next(
-                db.query(
-                    f"select {columns} from prs where repo = ? and merged_at >= ? and merged_at < ?",
-                    [repo, _utc(window.start), _utc(window.end)],
-                )
+        with self.reading() as tx:
+            columns = ", ".join(f"max({tx.json_known('data', s)}) as s{i}" for i, s in enumerate(signals))
+            row = tx.one(
+                f"select {columns} from prs where repo = ? and merged_at >= ? and merged_at < ?",
+                [repo, _utc(window.start), _utc(window.end)],
             )
-        return {s for i, s in enumerate(signals) if row[f"s{i}"]}
+        return {s for i, s in enumerate(signals) if row and row[f"s{i}"]}
 
     def period_figures(self, repo: str, windows: list[Window]) -> list[tuple[int, int, int, int]]:
         """Merged PRs, additions, deletions and authors of each window, in SQL (zeros where none)."""
         out = []
-        with self.reading() as db:
+        with self.reading() as tx:
+            added, deleted = tx.json_int("data", "additions"), tx.json_int("data", "deletions")
             for w in windows:
-                row = next(
-                    db.query(
-                        "select count(*) as n, coalesce(sum(json_extract(data, '$.additions')), 0) as a, "
-                        "coalesce(sum(json_extract(data, '$.deletions')), 0) as d, "
-                        "count(distinct author) as authors from prs "
-                        "where repo = ? and number is not null and merged_at >= ? and merged_at < ?",
-                        [repo, _utc(w.start), _utc(w.end)],
-                    )
+                row = tx.one(
+                    f"select count(*) as n, coalesce(sum({added}), 0) as a, "
+                    f"coalesce(sum({deleted}), 0) as d, count(distinct author) as authors from prs "
+                    "where repo = ? and number is not null and merged_at >= ? and merged_at < ?",
+                    [repo, _utc(w.start), _utc(w.end)],
                 )
-                out.append((row["n"], row["a"], row["d"], row["authors"]))
+                assert row is not None  # an aggregate has its one row
+                out.append((int(row["n"]), int(row["a"]), int(row["d"]), int(row["authors"])))
         return out
 
     def get_pr(self, repo: str, number: int) -> PullRequest | None:
-        with self.reading() as db:
-            rows = list(db.query("select data from prs where repo = ? and number = ?", [repo, number]))
-        return PullRequest.model_validate_json(rows[0]["data"]) if rows else None
+        with self.reading() as tx:
+            row = tx.one("select data from prs where repo = ? and number = ?", [repo, number])
+        return PullRequest.model_validate_json(row["data"]) if row else None
 
     def newest_prs(self, repo: str, window: Window | None = None, limit: int = 40) -> list[PullRequest]:
         """The newest PRs (not direct pushes) of ``repo``, merged in ``window`` when given; newest first."""
@@ -207,15 +189,13 @@ class Store:
         if window is not None:
             sql += " and merged_at >= ? and merged_at < ?"
             params += [_utc(window.start), _utc(window.end)]
-        with self.reading() as db:
-            rows = db.query(sql + " order by merged_at desc, number desc limit ?", [*params, limit])
-            return [PullRequest.model_validate_json(row["data"]) for row in rows]
+        with self.reading() as tx:
+            rows = tx.rows(sql + " order by merged_at desc, number desc limit ?", [*params, limit])
+        return [PullRequest.model_validate_json(row["data"]) for row in rows]
 
     def count_prs(self, repo: str | None = None) -> int:
-        with self.reading() as db:
-            if repo is None:
-                return db["prs"].count
-            return db["prs"].count_where("repo = ?", [repo])
+        with self.reading() as tx:
+            return tx.count("prs") if repo is None else tx.count("prs", "repo = ?", [repo])
 
     def search_prs(self, words: Sequence[str], repo: str | None = None, limit: int = 20) -> list[PullRequest]:
         """Full-text search over title, body, paths and analysis summary, best first: any of ``words``
@@ -224,15 +204,9 @@ class Store:
         terms = [w for w in dict.fromkeys(words) if w]
         if not terms:
             return []
-        fts = " OR ".join(_phrase(w) + "*" for w in terms)
-        sql = (
-            "select prs.data from prs join prs_fts on prs_fts.rowid = prs.rowid where prs_fts match :fts"
-            + (" and prs.repo = :repo" if repo else "")
-            + f" order by {_RANK}, prs.merged_at desc limit :limit"
-        )
-        with self.reading() as db:
-            rows = db.query(sql, {"fts": fts, "repo": repo, "limit": limit})
-            return [PullRequest.model_validate_json(row["data"]) for row in rows]
+        with self.reading() as tx:
+            found = tx.match_prs(terms, repo, limit)
+        return [PullRequest.model_validate_json(data) for data in found]
 
     # --- analyses -------------------------------------------------------------
 
@@ -242,11 +216,11 @@ class Store:
     def get_analyses(self, keys: list[str]) -> dict[str, PRAnalysis]:
         """The cached analyses among ``keys``, in a few queries whatever the week's size."""
         found: dict[str, PRAnalysis] = {}
-        with self.reading() as db:
-            for i in range(0, len(keys), 500):
-                chunk = keys[i : i + 500]
+        with self.reading() as tx:
+            for i in range(0, len(keys), BATCH):
+                chunk = keys[i : i + BATCH]
                 marks = ",".join("?" * len(chunk))
-                for row in db.query(f"select key, data from analyses where key in ({marks})", chunk):
+                for row in tx.rows(f"select key, data from analyses where key in ({marks})", chunk):
                     found[row["key"]] = PRAnalysis.model_validate_json(row["data"])
         return found
 
@@ -254,7 +228,7 @@ class Store:
         return self.put_analyses([(pr, analysis)], lang)[0]
 
     def put_analyses(self, items: list[tuple[PullRequest, PRAnalysis]], lang: str) -> list[str]:
-        """Keep analyses, in one transaction; each PR's summary joins the full-text index (prs triggers)."""
+        """Keep analyses, in one transaction; each PR's summary joins the full-text index."""
         now = utc_now().isoformat()
         rows: list[dict[str, object]] = []
         keys: list[str] = []
@@ -273,16 +247,17 @@ class Store:
             })  # fmt: skip
             keys.append(key)
             summaries.append((analysis.summary, pr.uid))
-        with self.writing() as db:
-            db.table("analyses").upsert_all(rows, pk="key", batch_size=500)
-            db.conn.executemany("update prs set summary = ? where uid = ?", summaries)
+        with self.writing() as tx:
+            tx.upsert("analyses", rows, pk=["key"])
+            tx.run_many("update prs set summary = ? where uid = ?", summaries)
         return keys
 
     # --- reports --------------------------------------------------------------
 
     def save_report(self, report: Report) -> int:
-        with self.writing() as db:
-            table = db.table("reports").insert(
+        with self.writing() as tx:
+            return tx.insert_id(
+                "reports",
                 {
                     "repo": report.repo,
                     "since": report.window.since.isoformat(),
@@ -292,32 +267,27 @@ class Store:
                     "lang": report.lang,
                     "created_at": report.generated_at.isoformat(),
                     "data": report.model_dump_json(),
-                }
+                },
             )
-            if table.last_pk is None:
-                raise RuntimeError("the reports table gave no id for the new row")
-            return int(table.last_pk)
 
     def get_report(self, report_id: int) -> Report | None:
-        with self.reading() as db:
-            rows = list(db.query("select data from reports where id = ?", [report_id]))
-        return (
-            Report.model_validate_json(rows[0]["data"]).model_copy(update={"id": report_id}) if rows else None
-        )
+        with self.reading() as tx:
+            row = tx.one("select data from reports where id = ?", [report_id])
+        return Report.model_validate_json(row["data"]).model_copy(update={"id": report_id}) if row else None
 
     def schema_versions(self) -> list[str]:
-        with self.reading() as db:
-            return [row["name"] for row in db.query("select name from _prdigest_migrations order by rowid")]
+        with self.reading() as tx:
+            return [row["name"] for row in tx.rows("select name from _prdigest_migrations order by rowid")]
 
     def integrity(self) -> dict[str, object]:
         """What the cache holds, for `prdigest db info` and tests."""
-        with self.reading() as db:
+        with self.reading() as tx:
             return {
-                "path": str(self.path),
-                "journal_mode": db.journal_mode,
-                "prs": db["prs"].count,
-                "analyses": db["analyses"].count,
-                "reports": db["reports"].count,
+                "path": self.where,
+                "journal_mode": self._backend.journal_mode,
+                "prs": tx.count("prs"),
+                "analyses": tx.count("analyses"),
+                "reports": tx.count("reports"),
             }
 
 
@@ -328,11 +298,6 @@ def _pr_row(pr: PullRequest, now: str) -> dict[str, object]:
         "paths": " ".join(f.path for f in pr.files or []), "source": pr.source,
         "content_hash": pr.content_hash(), "data": pr.model_dump_json(), "fetched_at": now,
     }  # fmt: skip
-
-
-def _phrase(word: str) -> str:
-    """One word as an FTS5 string: a quote inside it is doubled, so no word is read as query syntax."""
-    return '"' + word.replace('"', '""') + '"'
 
 
 def _utc(moment: datetime) -> str:

@@ -25,9 +25,9 @@ class Delivery:
 
 
 def get_delivery(store: Store, key: str) -> Delivery | None:
-    with store.reading() as db:
-        rows = list(db.query("select * from deliveries where key = ?", [key]))
-    return _delivery(rows[0]) if rows else None
+    with store.reading() as tx:
+        row = tx.one("select * from deliveries where key = ?", [key])
+    return _delivery(row) if row else None
 
 
 def claim(store: Store, key: str, subscription_id: int, week: str, worker: str, lease: timedelta) -> Claim:
@@ -36,21 +36,26 @@ def claim(store: Store, key: str, subscription_id: int, week: str, worker: str, 
     Returns the row as it was before (None for a new key) and the claim's fence, or raises Busy when
     another worker holds a live claim or the week is already posted."""
     now = utc_now()
-    with store.writing() as db:
-        rows = list(db.query("select * from deliveries where key = ?", [key]))
-        if not rows:
-            db.table("deliveries").insert(
-                {"key": key, "subscription_id": subscription_id, "week": week, "status": "claimed",
-                 "message_id": "", "report_id": None, "claimed_by": worker, "claimed_at": now.isoformat(),
-                 "completed_at": "", "fence": 1}
-            )  # fmt: skip
+    with store.writing() as tx:
+        new = tx.insert(
+            "deliveries",
+            {"key": key, "subscription_id": subscription_id, "week": week, "status": "claimed",
+             "message_id": "", "report_id": None, "claimed_by": worker, "claimed_at": now.isoformat(),
+             "completed_at": "", "fence": 1},
+            ignore=True,
+        )  # fmt: skip
+        if new:
             return Claim(None, 1)
-        before = _delivery(rows[0])
+        # Taken: the row is locked (PostgreSQL) until this claim commits, so one worker takes it over.
+        row = tx.one("select * from deliveries where key = ?" + tx.for_update, [key])
+        if row is None:
+            raise RuntimeError(f"delivery {key}: neither inserted nor found")
+        before = _delivery(row)
         if before.status != "claimed" or (before.claimed_by != worker and now - before.claimed_at < lease):
             raise Busy(before)
         fence = before.fence + 1
         claimed = {"claimed_by": worker, "claimed_at": now.isoformat(), "fence": fence}
-        db.table("deliveries").update(key, claimed)
+        tx.update("deliveries", {"key": key}, claimed)
         return Claim(before, fence)
 
 
@@ -63,12 +68,12 @@ class Claim:
 def renew(store: Store, key: str, fence: int) -> bool:
     """Extend the lease of claim ``fence`` from now; False when the key is no longer this claim's (its
     lease ran out and another worker took it over, or it was completed)."""
-    with store.writing() as db:
-        cursor = db.execute(
+    with store.writing() as tx:
+        renewed = tx.run(
             "update deliveries set claimed_at = ? where key = ? and fence = ? and status = 'claimed'",
             [utc_now().isoformat(), key, fence],
         )
-        return cursor.rowcount == 1
+    return renewed == 1
 
 
 def owns(store: Store, key: str, fence: int) -> bool:
@@ -81,21 +86,21 @@ def complete(
     store: Store, key: str, status: str, message_id: str, report_id: int | None, fence: int | None = None
 ) -> None:
     """Record the key's outcome; with ``fence``, only while that claim is the key's (else StaleClaim)."""
-    with store.writing() as db:
-        cursor = db.execute(
+    with store.writing() as tx:
+        done = tx.run(
             "update deliveries set status = ?, message_id = ?, report_id = ?, completed_at = ? where key = ?"
             + _of(fence),
             [status, message_id, report_id, utc_now().isoformat(), key, *_fenced(fence)],
         )
-        if fence is not None and cursor.rowcount != 1:
+        if fence is not None and done != 1:
             raise StaleClaim(key, fence)
 
 
 def release(store: Store, key: str, fence: int | None = None) -> None:
     """Give a claim back after a failed post, so the next run tries again at once (with ``fence``: only
     while that claim is the key's)."""
-    with store.writing() as db:
-        db.execute(
+    with store.writing() as tx:
+        tx.run(
             "delete from deliveries where key = ? and status = 'claimed'" + _of(fence), [key, *_fenced(fence)]
         )
 
@@ -105,8 +110,8 @@ def uncertain(store: Store, key: str, fence: int | None = None) -> None:
     expired, so the next run takes it over and looks for the post in the chat before posting again
     (with ``fence``: only while that claim is the key's)."""
     expired = datetime.fromtimestamp(0, UTC).isoformat()
-    with store.writing() as db:
-        db.execute(
+    with store.writing() as tx:
+        tx.run(
             "update deliveries set claimed_by = '', claimed_at = ? where key = ? and status = 'claimed'"
             + _of(fence),
             [expired, key, *_fenced(fence)],
@@ -145,8 +150,8 @@ class ReportPage:
 
 def page_token(store: Store, report_id: int, chat_id: str | None = None, viewer: Viewer = "chat") -> str:
     token = secrets.token_urlsafe(16)
-    with store.writing() as db:
-        db.table("report_pages").insert({
+    with store.writing() as tx:
+        tx.insert("report_pages", {
             "token": token, "report_id": report_id, "created_at": utc_now().isoformat(),
             "chat_id": chat_id, "viewer": viewer,
         })  # fmt: skip
@@ -154,12 +159,11 @@ def page_token(store: Store, report_id: int, chat_id: str | None = None, viewer:
 
 
 def report_page(store: Store, token: str) -> ReportPage | None:
-    with store.reading() as db:
+    with store.reading() as tx:
         sql = "select report_id, created_at, chat_id, viewer from report_pages where token = ?"
-        rows = list(db.query(sql, [token]))
-    if not rows:
+        row = tx.one(sql, [token])
+    if row is None:
         return None
-    row = rows[0]
     viewer: Viewer = "asker" if row["viewer"] == "asker" else "chat"
     return ReportPage(row["report_id"], datetime.fromisoformat(row["created_at"]), row["chat_id"], viewer)
 

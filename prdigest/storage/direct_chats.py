@@ -6,14 +6,14 @@ from prdigest.storage.db import Store
 
 
 def remember_direct(store: Store, platform: str, chat_id: str) -> None:
-    with store.writing() as db:
-        db.execute(
+    with store.writing() as tx:
+        tx.run(
             "insert into direct_chats (platform, chat_id) values (?, ?) on conflict do nothing",
             [platform, chat_id],
         )
 
 
 def is_direct(store: Store, platform: str, chat_id: str) -> bool:
-    with store.reading() as db:
-        rows = db.query("select 1 from direct_chats where platform = ? and chat_id = ?", [platform, chat_id])
-        return next(iter(rows), None) is not None
+    with store.reading() as tx:
+        sql = "select 1 as found from direct_chats where platform = ? and chat_id = ?"
+        return tx.one(sql, [platform, chat_id]) is not None

@@ -32,8 +32,8 @@ def record_updates(store: Store, repo: str, updates: Mapping[int, datetime]) -> 
         {"repo": repo, "number": number, "updated_at": moment.astimezone(UTC).isoformat(), "synced_at": now}
         for number, moment in updates.items()
     ]
-    with store.writing() as db:
-        db.table("pr_updates").upsert_all(rows, pk=("repo", "number"))
+    with store.writing() as tx:
+        tx.upsert("pr_updates", rows, pk=("repo", "number"))
 
 
 def get_diffs(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]:
@@ -43,15 +43,15 @@ def get_diffs(store: Store, repo: str, numbers: Iterable[int]) -> dict[int, str]
 
 def put_diff(store: Store, repo: str, number: int, diff: str) -> None:
     row = {"repo": repo, "number": number, "diff": diff, "fetched_at": utc_now().isoformat()}
-    with store.writing() as db:
-        db.table("diffs").upsert(row, pk=("repo", "number"))
+    with store.writing() as tx:
+        tx.upsert("diffs", [row], pk=("repo", "number"))
 
 
 def _select(store: Store, sql: str, repo: str, numbers: Iterable[int]) -> list[dict[str, Any]]:
     wanted = sorted(set(numbers))
     rows: list[dict[str, Any]] = []
-    with store.reading() as db:
+    with store.reading() as tx:
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
-            rows.extend(db.query(sql.format(marks=", ".join("?" * len(chunk))), [repo, *chunk]))
+            rows.extend(tx.rows(sql.format(marks=", ".join("?" * len(chunk))), [repo, *chunk]))
     return rows

@@ -21,8 +21,8 @@ def record_run(store: Store, run_id: str, endpoint: str, model: str) -> None:
         "model": model,
         "started_at": utc_now().isoformat(),
     }
-    with store.writing() as db:
-        db.table("llm_runs").insert(row, ignore=True)
+    with store.writing() as tx:
+        tx.insert("llm_runs", row, ignore=True)
 
 
 def month_bounds(now: datetime) -> tuple[datetime, datetime]:
@@ -40,14 +40,12 @@ def month_bounds(now: datetime) -> tuple[datetime, datetime]:
 def month_tokens(store: Store, endpoint: str, now: datetime) -> int:
     """Input plus output tokens of the calls to ``endpoint`` in the calendar month (UTC) of ``now``."""
     start, end = month_bounds(now)
-    with store.reading() as db:
-        row = next(
-            db.query(
+    with store.reading() as tx:
+        row = tx.one(
                 # llm_calls(created_at) is indexed: the month's rows only are read.
                 "select coalesce(sum(c.input_tokens + c.output_tokens), 0) as used from llm_calls c "
                 "left join llm_runs r on r.run_id = c.run_id "
                 "where c.created_at >= ? and c.created_at < ? and (r.endpoint = ? or r.endpoint is null)",
                 [start.isoformat(), end.isoformat(), endpoint],
-            )
         )
-    return int(row["used"])
+    return int(row["used"]) if row else 0

@@ -359,3 +359,22 @@ def m024_chat_users(db: Database) -> None:
     db.table("chat_users").create(
         {"platform": str, "email": str, "user_id": str, "looked_at": str}, pk=("platform", "email")
     )
+
+
+@migration
+def m025_revision_per_repository(db: Database) -> None:
+    # One counter per repository in place of one for the whole cache: a write to one repository neither
+    # rebuilds the memoised reports of the others nor, on a shared database, queues behind their writers.
+    revised = {**_REVISED, "dismissals": None, "repo_files": "text", "snoozes": None}
+    db.execute("create table revisions (repo text primary key, n integer not null)")
+    for table, column in revised.items():
+        for event in ("insert", "update", "delete"):
+            row = "old" if event == "delete" else "new"
+            when = f" when old.{column} is not new.{column}" if event == "update" and column else ""
+            db.execute(f"drop trigger {table}_{event}_revision")
+            db.execute(
+                f"create trigger {table}_{event}_revision after {event} on {table}{when} begin "
+                f"insert into revisions (repo, n) values ({row}.repo, 1) "
+                "on conflict (repo) do update set n = revisions.n + 1; end"
+            )
+    db.execute("drop table revision")

@@ -1,14 +1,16 @@
-"""The cache's revision: a counter that SQLite triggers bump on every change to what a report reads
-(PRs, analyses, coverage, dismissals, a repository's own settings; see migrations m013 and m018),
-whichever connection or process writes it."""
+"""Each repository's revision in the cache: a counter that triggers bump on every change to what its
+report reads (PRs, analyses, coverage, dismissals, its own settings, snoozes; SQLite's migrations m013 to
+m025, PostgreSQL's pg001), whichever connection or process writes it. One row per repository: writers of
+different repositories never wait for each other."""
 
 from __future__ import annotations
 
 from prdigest.storage.db import Store
 
 
-def revision(store: Store) -> int:
-    """The current revision: one read of a one-row table. Equal revisions mean equal report inputs."""
-    with store.reading() as db:
-        row = db.execute("select n from revision where id = 0").fetchone()
-    return int(row[0])
+def revision(store: Store, repo: str) -> int:
+    """The repository's current revision (0 before its first change): one indexed read. Equal revisions
+    mean equal report inputs."""
+    with store.reading() as tx:
+        row = tx.one("select n from revisions where repo = ?", [repo])
+    return int(row["n"]) if row else 0

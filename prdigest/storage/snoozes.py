@@ -13,13 +13,13 @@ from prdigest.storage.db import Store
 
 
 def save_snooze(store: Store, snooze: Snooze) -> None:
-    with store.writing() as db:
-        db.table("snoozes").upsert(snooze.model_dump(mode="json"), pk=("repo", "kind", "number", "label"))
+    with store.writing() as tx:
+        tx.upsert("snoozes", [snooze.model_dump(mode="json")], pk=("repo", "kind", "number", "label"))
 
 
 def active_snoozes(store: Store, repo: str, now: datetime) -> list[Snooze]:
     """The repository's snoozes still running at ``now`` and its acknowledgements, oldest first."""
-    with store.reading() as db:
-        rows = db.query("select * from snoozes where repo = ? order by at, kind, number, label", [repo])
+    with store.reading() as tx:
+        rows = tx.rows("select * from snoozes where repo = ? order by at, kind, number, label", [repo])
         found = [Snooze.model_validate(row) for row in rows]
     return [s for s in found if s.until is None or s.until > now]

@@ -122,10 +122,8 @@ def test_a_crash_after_posting_is_recovered_without_a_second_post(store: Store, 
     # A worker claimed the week, posted, and died before recording the message id.
     claim(store, key, sub.id, "2026-W37", "dead-worker", LEASE)
     slack.posted.append((sub.chat_id, key, None))  # type: ignore[arg-type]
-    with store._locked() as db:
-        db.execute(
-            "update deliveries set claimed_at = ? where key = ?", [(FIRE - 2 * LEASE).isoformat(), key]
-        )
+    with store.writing() as tx:
+        tx.run("update deliveries set claimed_at = ? where key = ?", [(FIRE - 2 * LEASE).isoformat(), key])
     outcome = deliver_subscription(settings(), store, sub, {"slack": slack}, now=FIRE)
     assert outcome.status == "recovered" and outcome.message_id == "msg-1"
     assert slack.completed == [("msg-1", key)]  # the card's thread, completed before it is recorded
@@ -235,10 +233,8 @@ def test_a_week_held_by_a_dead_worker_is_retried_when_its_claim_runs_out(store: 
         assert busy.status == "busy" and busy.retry_at is not None and slack.posted == []
         retry = scheduler._scheduler.get_job(f"retry-{key}")
         assert retry is not None and retry.next_run_time >= busy.retry_at
-        with store._locked() as db:  # the dead worker's claim runs out
-            db.execute(
-                "update deliveries set claimed_at = ? where key = ?", [(now - 2 * LEASE).isoformat(), key]
-            )
+        with store.writing() as tx:  # the dead worker's claim runs out
+            tx.run("update deliveries set claimed_at = ? where key = ?", [(now - 2 * LEASE).isoformat(), key])
         retry.func(*retry.args)
         assert len(slack.posted) == 1 and get_delivery(store, key).status == "posted"
     finally:

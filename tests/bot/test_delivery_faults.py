@@ -257,8 +257,8 @@ def test_lark_takeover_two_hours_after_a_crash_finds_the_card(
     assert len(lark_cards(lark)) == 1
     key = delivery_key(sub, last_complete_week(FIRE, sub.tz))
     two_hours_ago = (utc_now() - timedelta(hours=2)).isoformat()
-    with demo_store.writing() as db:  # the dead worker's claim, two hours old
-        db.execute(
+    with demo_store.writing() as tx:  # the dead worker's claim, two hours old
+        tx.run(
             "update deliveries set claimed_by = 'dead:1', claimed_at = ? where key = ?", [two_hours_ago, key]
         )
     lark.advance(2 * 3600)  # Lark has forgotten the uuid

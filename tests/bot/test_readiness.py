@@ -217,8 +217,8 @@ def test_the_database_part_fails_while_another_process_holds_the_write_lock(tmp_
         other.rollback()
         other.close()
         assert check() == Part(True, "writable")
-        with store.reading() as db:  # the store's own wait for a busy file is kept
-            assert db.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+        with store.reading() as tx:  # the store's own wait for a busy file is kept
+            assert tx.rows("PRAGMA busy_timeout") == [{"timeout": 30_000}]
     finally:
         store.close()
 

@@ -17,11 +17,8 @@ DEMO = demo_source()
 
 
 def _rows(store: Store) -> dict[str, int]:
-    with store.reading() as db:
-        return {
-            t: db.execute(f"select count(*) from {t}").fetchone()[0]
-            for t in ("subscriptions", "deliveries", "reports")
-        }
+    with store.reading() as tx:
+        return {t: tx.count(t) for t in ("subscriptions", "deliveries", "reports")}
 
 
 def test_preview_replies_with_four_weeks_and_writes_nothing(demo_store: Store) -> None:

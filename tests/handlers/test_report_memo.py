@@ -73,13 +73,13 @@ def test_every_command_shares_one_build(svc: Services, builds: list[str]) -> Non
 
 
 def test_revision_moves_with_what_a_report_reads(demo_store: Store) -> None:
-    start = revision(demo_store)
+    start = revision(demo_store, REPO)
     demo_store.upsert_prs(demo_store.prs_in_window(REPO, WEEK))  # the same rows again: a re-sync
-    assert revision(demo_store) == start
+    assert revision(demo_store, REPO) == start
     changed_pr(demo_store)
-    assert revision(demo_store) == start + 1
+    assert revision(demo_store, REPO) == start + 1
     coverage.record(demo_store, REPO, "git", demo_monday_after(), demo_monday_after() + timedelta(hours=1))
-    assert revision(demo_store) == start + 2
+    assert revision(demo_store, REPO) == start + 2
 
 
 @pytest.mark.parametrize("change", ["pr", "analysis", "coverage", "another_process"])
@@ -98,7 +98,7 @@ def test_a_change_to_the_cache_builds_again(
     elif change == "coverage":
         coverage.record(store, REPO, "git", demo_monday_after(), demo_monday_after() + timedelta(hours=1))
     else:  # the CLI syncing the same file while `serve` runs
-        other = Store(store.path)
+        other = Store(store.where)
         changed_pr(other)
         other.close()
     reply = handle("risks", CONSOLE, svc)

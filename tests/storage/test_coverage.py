@@ -88,7 +88,8 @@ def test_spans_merge_and_a_window_names_the_days_no_span_covers(tmp_path: Path) 
     coverage.record(store, REPO, "git", at(7), at(9))
     coverage.record(store, REPO, "git", at(9), at(10))  # touches the first: one span
     coverage.record(store, REPO, "github", at(11), at(12, 12))  # half of the 12th
-    rows = list(store.db.query("select source, start_at, end_at from coverage order by start_at"))
+    with store.reading() as tx:
+        rows = tx.rows("select source, start_at, end_at from coverage order by start_at")
     assert [(r["source"], r["start_at"][:10], r["end_at"][:13]) for r in rows] == [
         ("git", "2026-09-07", "2026-09-10T00"),
         ("github", "2026-09-11", "2026-09-12T12"),

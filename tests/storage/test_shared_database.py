@@ -58,8 +58,8 @@ def test_processes_that_open_a_new_file_at_once_set_it_up_in_turn(tmp_path: Path
     assert [r.returncode for r in results] == [0, 0, 0], [r.stderr[-500:] for r in results]
     for i in range(10):
         store = Store(tmp_path / f"shared-{i}.db")
-        with store.reading() as conn:
-            assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
+        with store.reading() as tx:
+            assert tx.rows("pragma journal_mode") == [{"journal_mode": "wal"}]
         store.close()
 
 

@@ -1,4 +1,4 @@
-"""The SQLite cache: migrations, upserts, analysis keys, full-text search, threads."""
+"""The cache on SQLite and on PostgreSQL: migrations, upserts, analysis keys, full-text search, threads."""
 
 from __future__ import annotations
 
@@ -34,10 +34,9 @@ def pr(
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "cache.db")
-    yield s
-    s.close()
+def store(any_store: Store) -> Store:
+    """Each test of the store's API runs on SQLite and on PostgreSQL."""
+    return any_store
 
 
 def test_migrations_are_recorded_once(tmp_path: Path) -> None:
@@ -263,18 +262,18 @@ def test_dismissals_and_a_changed_repository_file_move_the_revision(tmp_path: Pa
 
     store = Store(tmp_path / "cache.db")
     try:
-        seen = [revision(store)]
+        seen = [revision(store, "o/r")]
         at = datetime(2026, 9, 14, tzinfo=UTC)
         save_dismissal(store, Dismissal(repo="o/r", number=4, label="no_tests", by="U1", at=at))
-        seen.append(revision(store))
+        seen.append(revision(store, "o/r"))
         save_repo_file(store, "o/r", "[taxonomy]\n")
-        seen.append(revision(store))
+        seen.append(revision(store, "o/r"))
         save_repo_file(store, "o/r", "[taxonomy]\n")  # every report reads it again: unchanged, no move
-        seen.append(revision(store))
+        seen.append(revision(store, "o/r"))
         save_repo_file(store, "o/r", "")
-        seen.append(revision(store))
+        seen.append(revision(store, "o/r"))
         assert delete_dismissal(store, "o/r", 4, "no_tests")
-        seen.append(revision(store))
+        seen.append(revision(store, "o/r"))
         assert seen == [seen[0], seen[0] + 1, seen[0] + 2, seen[0] + 2, seen[0] + 3, seen[0] + 4]
     finally:
         store.close()

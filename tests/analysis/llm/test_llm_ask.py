@@ -111,8 +111,8 @@ def test_an_answer_is_paid_once_and_logged(store: Store) -> None:
         again = ask(store, QUESTION, DEMO.repo, WEEK, llm(fake), "en")
     assert fake.calls == 1
     assert first == again and first.engine == "llm"
-    with store._locked() as db:
-        rows = list(db.query("select purpose, outcome, rung from llm_calls"))
+    with store.reading() as tx:
+        rows = tx.rows("select purpose, outcome, rung from llm_calls")
     assert rows == [{"purpose": "ask", "outcome": "ok", "rung": "json_schema"}]
 
 

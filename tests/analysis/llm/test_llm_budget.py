@@ -52,8 +52,9 @@ def spent_before(store: Store, endpoint: str | None, tokens: int, at: datetime) 
     run = f"earlier-{endpoint}-{at.isoformat()}"
     if endpoint is not None:
         llm_budget.record_run(store, run, endpoint, "fake-model")
-    with store.writing() as db:
-        db.table("llm_calls").insert(
+    with store.writing() as tx:
+        tx.insert(
+            "llm_calls",
             {"created_at": at.isoformat(), "run_id": run, "purpose": "analyse_pr", "subject": "x",
              "model": "m", "prompt_version": "v", "prompt_hash": "h", "rung": "json_schema",
              "input_tokens": tokens - 1, "output_tokens": 1, "latency_ms": 1, "outcome": "ok"}

@@ -285,8 +285,8 @@ def test_a_pr_that_failed_within_the_hour_is_not_asked_again(store: Store, serve
     assert len(fake.requests) == asked
     assert again.stats.engines == {"llm": 29, "rules": 1} and engine.usage().fallback == 1
     # An hour later it is asked again.
-    with store.writing() as db:
-        db.execute("update llm_calls set created_at = '2000-01-01T00:00:00+00:00'")
+    with store.writing() as tx:
+        tx.run("update llm_calls set created_at = '2000-01-01T00:00:00+00:00'")
     report_with_llm(store, settings(fake))
     assert [pr_number(r) for r in fake.requests[asked:]] == [bad, bad]  # the answer and one repair
 
