@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from prdigest.bot.delivery import worker_id
 from prdigest.handlers import Context, Reply, Services
 from prdigest.handlers.commands import Intent
 from prdigest.handlers.context import Thread
@@ -35,7 +36,7 @@ from prdigest.models import Platform, Window
 from prdigest.render.views import ActionValue
 from prdigest.storage.cards import card_of
 from prdigest.storage.direct_chats import is_direct, remember_direct
-from prdigest.storage.events import claim_event
+from prdigest.storage.events import answered, claim_event
 
 log = logging.getLogger("prdigest.bot")
 
@@ -105,6 +106,7 @@ class _Job:
     notice: Callable[[str], None] | None
     done: Future[None] = field(default_factory=Future)
     notice_timer: _Timer | None = None
+    fence: int = 0  # this worker's claim of the event
 
 
 class BotCore:
@@ -208,12 +210,14 @@ class BotCore:
         try:
             if inbound.direct:  # for the buttons of the cards answered there
                 remember_direct(self.services.store, *_chat(inbound))
-            if not claim_event(self.services.store, inbound.platform, inbound.event_id):
+            fence = claim_event(self.services.store, inbound.platform, inbound.event_id, worker_id())
+            if fence is None:
                 log.info("%s event %s was taken already: ignored", inbound.platform, inbound.event_id)
                 if job.notice_timer is not None:
                     job.notice_timer.cancel()
                 job.done.set_result(None)
                 return
+            job.fence = fence
             req = self.request(inbound, job.reading)
             lane = self.lane(req)
         except BaseException as exc:
@@ -227,8 +231,14 @@ class BotCore:
             self._run(job, req, lane)
 
     def _run(self, job: _Job, req: Request, lane: Lane) -> None:
+        inbound = job.inbound
         try:
-            self._work(job, req, lane)
+            try:
+                self._work(job, req, lane)
+            finally:  # a handler that failed would fail again on the platform's retry
+                if not answered(self.services.store, inbound.platform, inbound.event_id, job.fence):
+                    log.warning("%s event %s was taken over by another worker while answered here",
+                                inbound.platform, inbound.event_id)  # fmt: skip
         except BaseException as exc:
             job.done.set_exception(exc)
             raise

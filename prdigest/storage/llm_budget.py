@@ -42,10 +42,10 @@ def month_tokens(store: Store, endpoint: str, now: datetime) -> int:
     start, end = month_bounds(now)
     with store.reading() as tx:
         row = tx.one(
-                # llm_calls(created_at) is indexed: the month's rows only are read.
-                "select coalesce(sum(c.input_tokens + c.output_tokens), 0) as used from llm_calls c "
-                "left join llm_runs r on r.run_id = c.run_id "
-                "where c.created_at >= ? and c.created_at < ? and (r.endpoint = ? or r.endpoint is null)",
-                [start.isoformat(), end.isoformat(), endpoint],
+            # llm_calls(created_at) is indexed: the month's rows only are read.
+            "select coalesce(sum(c.input_tokens + c.output_tokens), 0) as used from llm_calls c "
+            "left join llm_runs r on r.run_id = c.run_id "
+            "where c.created_at >= ? and c.created_at < ? and (r.endpoint = ? or r.endpoint is null)",
+            [start.isoformat(), end.isoformat(), endpoint],
         )
     return int(row["used"]) if row else 0

@@ -378,3 +378,15 @@ def m025_revision_per_repository(db: Database) -> None:
                 "on conflict (repo) do update set n = revisions.n + 1; end"
             )
     db.execute("drop table revision")
+
+
+@migration
+def m026_event_claims(db: Database) -> None:
+    # A chat event is claimed by a worker (with a fence number, as a delivery is) and marked answered
+    # after: a replica that died before answering leaves a claim that runs out (storage/events.py).
+    # Events taken before this step were answered.
+    db.table("events").add_column("status", str, not_null_default="answered")
+    db.table("events").add_column("claimed_by", str, not_null_default="")
+    db.table("events").add_column("claimed_at", str)
+    db.table("events").add_column("fence", int, not_null_default=1)
+    db.execute("update events set claimed_at = received_at")

@@ -1,6 +1,6 @@
 """The PostgreSQL store's schema, as append-only named steps like SQLite's (``storage/migrations.py``).
 
-The first step is SQLite's schema as of its m025, with PostgreSQL's own full-text index (a weighted
+The first step is SQLite's schema as of its m026, with PostgreSQL's own full-text index (a weighted
 ``tsvector`` column and a GIN index, in place of FTS5) and revision triggers (one plpgsql function). Times
 stay ISO 8601 text, UTC, as in SQLite: they compare as text in both, and come back timezone-aware. A
 table whose rows are read in insertion order has a ``rowid`` column, as SQLite's tables have one.
@@ -81,7 +81,10 @@ _TABLES = [
     "create index llm_calls_subject on llm_calls (subject, prompt_version)",
     """create table llm_outputs (
         key text primary key, purpose text, model text, prompt_version text, data text, created_at text)""",
-    "create table events (platform text, event_id text, received_at text, primary key (platform, event_id))",
+    """create table events (
+        platform text, event_id text, received_at text, status text not null default 'answered',
+        claimed_by text not null default '', claimed_at text, fence bigint not null default 1,
+        primary key (platform, event_id))""",
     """create table deliveries (
         rowid bigserial, key text primary key, subscription_id bigint, week text, status text,
         message_id text, report_id bigint, claimed_by text, claimed_at text, completed_at text,

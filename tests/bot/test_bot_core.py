@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from conftest import demo_services
 
+from prdigest import clock
 from prdigest.bot.app import BotCore, Inbound, action_intent, claim_event
 from prdigest.bot.web import WebApp
 from prdigest.config import load_settings
@@ -17,6 +19,7 @@ from prdigest.handlers.request import Request
 from prdigest.models import Window
 from prdigest.sources.fixture import FixtureSource, demo_fixture_path
 from prdigest.storage import Store
+from prdigest.storage.events import answered
 
 DEMO = FixtureSource(demo_fixture_path())
 
@@ -28,13 +31,30 @@ def svc(demo_store: Store) -> Services:
 
 def test_an_event_is_claimed_once_even_after_a_restart(tmp_path: Path) -> None:
     store = Store(tmp_path / "events.db")
-    assert claim_event(store, "slack", "Ev1") is True
-    assert claim_event(store, "slack", "Ev1") is False
-    assert claim_event(store, "lark", "Ev1") is True  # another platform's id space
+    assert claim_event(store, "slack", "Ev1", "w1") == 1
+    assert claim_event(store, "slack", "Ev1", "w1") is None
+    assert claim_event(store, "lark", "Ev1", "w1") == 1  # another platform's id space
+    assert answered(store, "slack", "Ev1", 1)
     store.close()
     again = Store(tmp_path / "events.db")
-    assert claim_event(again, "slack", "Ev1") is False
+    assert claim_event(again, "slack", "Ev1", "w2") is None
     again.close()
+
+
+def test_an_event_whose_worker_died_unanswered_is_taken_over_after_its_lease(any_store: Store) -> None:
+    """On both dialects: a replica that claimed an event and died leaves it to the platform's retry."""
+    lease = timedelta(minutes=4)
+    start = datetime(2026, 9, 14, 9, 0, tzinfo=UTC)
+    clock.set_now(start)
+    assert claim_event(any_store, "slack", "Ev9", "replica-a", lease) == 1
+    clock.set_now(start + lease - timedelta(seconds=1))  # replica-a may still be answering
+    assert claim_event(any_store, "slack", "Ev9", "replica-b", lease) is None
+    clock.set_now(start + lease + timedelta(seconds=1))
+    assert claim_event(any_store, "slack", "Ev9", "replica-b", lease) == 2
+    assert not answered(any_store, "slack", "Ev9", 1)  # replica-a, back too late, is refused
+    assert answered(any_store, "slack", "Ev9", 2)
+    clock.set_now(start + 10 * lease)  # answered: never again, however late the retry
+    assert claim_event(any_store, "slack", "Ev9", "replica-c", lease) is None
 
 
 def test_buttons_are_intents_with_their_cards_window_timezone_and_language() -> None:
