@@ -82,8 +82,8 @@ def half_cache(svc: Services, source: GitSource) -> None:
 # --- the coverage record ------------------------------------------------------------------------
 
 
-def test_spans_merge_and_a_window_names_the_days_no_span_covers(tmp_path: Path) -> None:
-    store = Store(tmp_path / "c.db")
+def test_spans_merge_and_a_window_names_the_days_no_span_covers(any_store: Store) -> None:
+    store = any_store  # SQLite, then PostgreSQL
     at = lambda day, hour=0: datetime(2026, 9, day, hour, tzinfo=UTC)  # noqa: E731
     coverage.record(store, REPO, "git", at(7), at(9))
     coverage.record(store, REPO, "git", at(9), at(10))  # touches the first: one span

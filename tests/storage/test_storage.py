@@ -254,26 +254,23 @@ def test_signals_known_in_a_window(store: Store) -> None:
     )
 
 
-def test_dismissals_and_a_changed_repository_file_move_the_revision(tmp_path: Path) -> None:
+def test_dismissals_and_a_changed_repository_file_move_the_revision(store: Store) -> None:
     from prdigest.models import Dismissal
     from prdigest.storage.dismissals import delete_dismissal, save_dismissal
     from prdigest.storage.repo_files import save_repo_file
     from prdigest.storage.revision import revision
 
-    store = Store(tmp_path / "cache.db")
-    try:
-        seen = [revision(store, "o/r")]
-        at = datetime(2026, 9, 14, tzinfo=UTC)
-        save_dismissal(store, Dismissal(repo="o/r", number=4, label="no_tests", by="U1", at=at))
-        seen.append(revision(store, "o/r"))
-        save_repo_file(store, "o/r", "[taxonomy]\n")
-        seen.append(revision(store, "o/r"))
-        save_repo_file(store, "o/r", "[taxonomy]\n")  # every report reads it again: unchanged, no move
-        seen.append(revision(store, "o/r"))
-        save_repo_file(store, "o/r", "")
-        seen.append(revision(store, "o/r"))
-        assert delete_dismissal(store, "o/r", 4, "no_tests")
-        seen.append(revision(store, "o/r"))
-        assert seen == [seen[0], seen[0] + 1, seen[0] + 2, seen[0] + 2, seen[0] + 3, seen[0] + 4]
-    finally:
-        store.close()
+    seen = [revision(store, "o/r")]
+    at = datetime(2026, 9, 14, tzinfo=UTC)
+    save_dismissal(store, Dismissal(repo="o/r", number=4, label="no_tests", by="U1", at=at))
+    seen.append(revision(store, "o/r"))
+    save_repo_file(store, "o/r", "[taxonomy]\n")
+    seen.append(revision(store, "o/r"))
+    save_repo_file(store, "o/r", "[taxonomy]\n")  # every report reads it again: unchanged, no move
+    seen.append(revision(store, "o/r"))
+    save_repo_file(store, "o/r", "")
+    seen.append(revision(store, "o/r"))
+    assert delete_dismissal(store, "o/r", 4, "no_tests")
+    seen.append(revision(store, "o/r"))
+    assert seen == [seen[0], seen[0] + 1, seen[0] + 2, seen[0] + 2, seen[0] + 3, seen[0] + 4]
+    assert revision(store, "another/repo") == 0  # one counter per repository
