@@ -34,6 +34,13 @@ def _clean(value: Any) -> Any:
     return value.replace(_NUL, "\ufffd") if isinstance(value, str) and _NUL in value else value
 
 
+def _json(column: str) -> str:
+    """A JSON text column as json whose fields can be read: PostgreSQL refuses to read any field of a
+    document holding the escape \u0000 (a NUL in a PR's text), so it becomes \ufffd first (still JSON,
+    whatever precedes it)."""
+    return f"replace({column}, '\\u0000', '\\ufffd')::json"
+
+
 def _native(sql: str) -> str:
     """Portable SQL (``?`` placeholders) in psycopg's (``%s``; a literal ``%`` doubled)."""
     return sql.replace("%", "%%").replace("?", "%s")
@@ -56,11 +63,10 @@ class PgTx(Tx):
             cursor.executemany(_native(sql).encode(), [[_clean(p) for p in row] for row in rows])
 
     def json_int(self, column: str, field: str) -> str:
-        # json, not jsonb: jsonb refuses the \u0000 a PR's text may hold.
-        return f"({column}::json ->> '{field}')::bigint"
+        return f"({_json(column)} ->> '{field}')::bigint"
 
     def json_known(self, column: str, field: str) -> str:
-        return f"(case when json_typeof({column}::json -> '{field}') <> 'null' then 1 else 0 end)"
+        return f"(case when json_typeof({_json(column)} -> '{field}') <> 'null' then 1 else 0 end)"
 
     def json_without(self, column: str, field: str) -> str:
         # jsonb can remove a key but refuses \u0000: such a row keeps the field.
