@@ -33,7 +33,7 @@ lint: $(VENV)/.installed-dev
 # The Docker image's pinned dependencies (needs uv: `pip install uv`).
 lock:
 	@command -v uv >/dev/null || { echo "make lock needs uv: pip install uv"; exit 1; }
-	uv pip compile pyproject.toml --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+	uv pip compile pyproject.toml --extra postgres --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 		--generate-hashes --custom-compile-command "make lock" -o requirements.lock
 
 bench: $(VENV)/.installed-dev

@@ -111,6 +111,8 @@ def test_dependencies_come_from_the_lock_file_in_a_layer_before_the_code() -> No
     }
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert {requirement_name(dep) for dep in project["dependencies"]} <= pinned
+    # And the postgres extra: the same image runs `prdigest worker` and `serve` on PostgreSQL (deploy/).
+    assert {requirement_name(dep) for dep in project["optional-dependencies"]["postgres"]} <= pinned
     assert lock.count("==") == len(pinned) and lock.count("--hash=sha256:") >= len(pinned)
 
 

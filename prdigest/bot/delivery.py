@@ -117,8 +117,11 @@ def deliver_subscription(
     window: Window | None = None,
     force: bool = False,
     worker: str | None = None,
+    lease: timedelta | None = None,
 ) -> Outcome:
-    """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``)."""
+    """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``);
+    its claim holds for ``lease`` unrenewed (default `LEASE`)."""
+    lease = lease or LEASE
     if sub.id is None:
         raise DeliveryError("the subscription is not saved yet")
     window = window or last_complete_week(now or utc_now(), sub.tz)
@@ -134,12 +137,12 @@ def deliver_subscription(
         deliverer.update_report(sub.chat_id, done.message_id, report, report_url, key)
         return Outcome(key, "updated", done.message_id, report)
     try:
-        claimed = claim(store, key, sub.id, iso_week_label(window.since), worker or worker_id(), LEASE)
+        claimed = claim(store, key, sub.id, iso_week_label(window.since), worker or worker_id(), lease)
     except Busy as busy:
         if busy.row.status != "claimed":
             return Outcome(key, "already", busy.row.message_id)
-        return Outcome(key, "busy", retry_at=busy.row.claimed_at + LEASE)
-    with heartbeat(store, key, claimed.fence, LEASE / 3):
+        return Outcome(key, "busy", retry_at=busy.row.claimed_at + lease)
+    with heartbeat(store, key, claimed.fence, lease / 3):
         return _deliver_claimed(settings, store, sub, window, deliverer, key, claimed)
 
 

@@ -50,7 +50,10 @@ def sync_config_subscriptions(settings: Settings, store: Store) -> list[Subscrip
 
 
 class Service:
-    def __init__(self, settings: Settings, store: Store):
+    """``scheduler=False`` (`serve --no-scheduler`): chat and pages only, the weekly deliveries left to
+    `prdigest worker` processes (bot/workers.py)."""
+
+    def __init__(self, settings: Settings, store: Store, scheduler: bool = True):
         use_secrets(secrets_of(settings))  # masked in every reply, page and log line
         self.settings = settings
         self.store = store
@@ -66,15 +69,16 @@ class Service:
         self.deliverers: dict[str, Deliverer] = {"console": ConsoleDeliverer()}
         self._add_adapters()
         adopt_library_loggers()  # the SDKs are loaded now: their own handlers give way to prdigest's
-        self.scheduler = WeeklyScheduler(settings, store, self.deliverers)
-        self.services.on_subscriptions_changed = self.scheduler.rebuild
+        self.scheduler = WeeklyScheduler(settings, store, self.deliverers) if scheduler else None
+        if self.scheduler is not None:  # the workers read the subscriptions at each dispatch
+            self.services.on_subscriptions_changed = self.scheduler.rebuild
         self.services.redraw = self._redraw
-        self.readiness = Readiness({
-            "database": database_check(store),
-            **{c.name: c.readiness for c in self.connectors},
-            "scheduler": scheduler_check(lambda: self.scheduler.running),
-            "deliveries": last_delivery_check(store, self.scheduler.failing),
-        })  # fmt: skip
+        checks = {"database": database_check(store), **{c.name: c.readiness for c in self.connectors}}
+        if self.scheduler is not None:
+            sched = self.scheduler
+            checks["scheduler"] = scheduler_check(lambda: sched.running)
+            checks["deliveries"] = last_delivery_check(store, sched.failing)
+        self.readiness = Readiness(checks)
         self.web.mount("/readyz", self.readiness.wsgi_app)
 
     def _redraw(self, platform: str, chat_id: str, repo: str, window: Window) -> None:
@@ -100,13 +104,15 @@ class Service:
         address = self.web.start(self.settings.web.host, self.settings.web.port)
         for connector in self.connectors:  # in the background: a platform down holds up nothing else
             connector.start()
-        self.scheduler.start()
-        threading.Thread(target=self.scheduler.catch_up, name="prdigest-catch-up", daemon=True).start()
+        if self.scheduler is not None:
+            self.scheduler.start()
+            threading.Thread(target=self.scheduler.catch_up, name="prdigest-catch-up", daemon=True).start()
         log.info("serving on http://%s:%s with %s", *address, ", ".join(self.deliverers))
         return address
 
     def stop(self) -> None:
-        self.scheduler.shutdown()
+        if self.scheduler is not None:
+            self.scheduler.shutdown()
         for connector in self.connectors:
             connector.stop()
         self.core.close()

@@ -172,8 +172,13 @@ def preview(
     type=click.Choice(["text", "json"]),
     help="Log lines (default: PRDIGEST_LOG_FORMAT, else text).",
 )
+@click.option(
+    "--no-scheduler",
+    is_flag=True,
+    help="Chat and report pages only: `prdigest worker` processes deliver the weekly reports (PostgreSQL).",
+)
 @common
-def serve(log_format: str | None, config: str | None, db: str | None) -> None:
+def serve(log_format: str | None, no_scheduler: bool, config: str | None, db: str | None) -> None:
     """Run the bot: Lark and Slack adapters, the weekly scheduler and the web app, until SIGTERM."""
     from prdigest.bot.service import Service
     from prdigest.logs import setup_logging
@@ -181,5 +186,29 @@ def serve(log_format: str | None, config: str | None, db: str | None) -> None:
     settings = settings_from(config, db)
     setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
     store = open_store(settings)
-    Service(settings, store).run_forever()
+    Service(settings, store, scheduler=not no_scheduler).run_forever()
     store.close()
+
+
+@click.command()
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    help="Log lines (default: PRDIGEST_LOG_FORMAT, else text).",
+)
+@common
+def worker(log_format: str | None, config: str | None, db: str | None) -> None:
+    """Run the weekly deliveries as jobs on the PostgreSQL store, beside other workers, until SIGTERM."""
+    from prdigest.logs import setup_logging
+
+    settings = settings_from(config, db)
+    if settings.storage.store.kind != "postgresql":
+        raise click.ClickException(
+            f'prdigest worker runs jobs on a PostgreSQL store ([storage] url = "postgresql://..."); the '
+            f"cache is {settings.storage.store.describe()}: on SQLite `prdigest serve` delivers the weekly "
+            "reports itself"
+        )
+    from prdigest.bot.workers import run
+
+    setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
+    run(settings, open_store(settings))

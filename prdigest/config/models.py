@@ -28,6 +28,7 @@ from pydantic import (
 # [storage] lives beside its URL parsing; named here with the other sections.
 from prdigest.config.storage_url import DEFAULT_DB as DEFAULT_DB
 from prdigest.config.storage_url import StorageSettings as StorageSettings
+from prdigest.config.workers import WorkerSettings as WorkerSettings
 from prdigest.models import Lang, zone
 from prdigest.redact import no_credentials, redact
 from prdigest.subscription import Subscription, SubscriptionFilters
@@ -390,6 +391,7 @@ class Settings(_Section):
     lark: LarkSettings = Field(default_factory=LarkSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    workers: WorkerSettings = Field(default_factory=WorkerSettings)
     # Weekly reports set in the file; chat adds more (both land in the subscriptions table).
     subscriptions: list[Subscription] = []
     # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).

@@ -147,6 +147,7 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
         "lark",
         "slack",
         "web",
+        "workers",
         "log",
         "admins",
         "access",

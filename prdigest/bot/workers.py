@@ -1,0 +1,183 @@
+"""`prdigest worker`: the weekly deliveries as procrastinate jobs on the PostgreSQL store, run by as many
+worker processes as wanted, on any machine (with SQLite, `serve`'s own scheduler runs them: scheduler.py).
+
+- ``dispatch``, each minute and when a worker starts: defers ``deliver`` for every subscription whose
+  fire time passed within the grace period and whose week is not posted. The delivery key is the job's
+  queueing lock (one job waiting per key) and its lock (one running). Every tick looks back over the
+  whole grace period, so ticks missed while every worker was down are caught by the next.
+- ``deliver``: `deliver_subscription`. Its claim, renewed while the report is built, its fences and its
+  search of the chat for an earlier post make a job that runs twice, or is taken over from a worker that
+  died, post one card.
+- ``retry_stalled``, each minute: the jobs of a worker whose heartbeat stopped (killed, its host lost)
+  run again on another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from prdigest.bot.delivery import Deliverer, deliver_subscription, delivery_key
+from prdigest.bot.scheduler import GRACE, last_fire
+from prdigest.clock import utc_now
+from prdigest.config import Settings
+from prdigest.metrics import count_delivery
+from prdigest.periods import last_complete_week
+from prdigest.storage import Store
+from prdigest.storage.deliveries import get_delivery
+from prdigest.storage.subscriptions import get_subscription, list_subscriptions
+
+log = logging.getLogger("prdigest.worker")
+
+DISPATCH_LOCK = "prdigest-dispatch"  # one dispatch waiting at a time, whichever worker runs it
+
+
+@dataclass
+class Runtime:
+    """What the tasks run with, in the worker process that runs them."""
+
+    settings: Settings
+    store: Store
+    deliverers: dict[str, Deliverer]
+    grace: timedelta = GRACE
+
+
+@dataclass
+class Jobs:
+    """The procrastinate app and its tasks; ``runtime`` is set in the process that runs them."""
+
+    app: Any
+    dispatch: Any
+    deliver: Any
+    runtime: dict[str, Runtime]
+
+
+def build_jobs(settings: Settings) -> Jobs:
+    """The procrastinate app of the settings' PostgreSQL store, its tasks registered (not yet opened)."""
+    import procrastinate
+
+    store_url = settings.storage.store
+    connector = procrastinate.PsycopgConnector(
+        kwargs=store_url.connect_kwargs(settings.storage.password),
+        min_size=1,
+        max_size=settings.workers.concurrency + 3,  # the jobs', the heartbeat's, the listener's
+    )
+    app: Any = procrastinate.App(connector=connector)  # Any: mypy 1.13 crashes on its typed decorators
+    runtime: dict[str, Runtime] = {}
+    workers = settings.workers
+
+    def deliver_one(subscription_id: int, fired: str) -> str:
+        rt = runtime["rt"]
+        sub = get_subscription(rt.store, subscription_id)
+        if sub is None:
+            return "unsubscribed"
+        outcome = deliver_subscription(
+            rt.settings, rt.store, sub, rt.deliverers, now=datetime.fromisoformat(fired),
+            lease=rt.settings.workers.lease,
+        )  # fmt: skip
+        count_delivery(outcome.status)
+        log.info("delivery %s", outcome.describe())
+        return outcome.status
+
+    def dispatch_due(timestamp: int = 0) -> int:
+        return len(due_deliveries(runtime["rt"], deliver))
+
+    async def retry_stalled(timestamp: int) -> int:
+        manager = app.job_manager
+        stalled = list(await manager.get_stalled_jobs(seconds_since_heartbeat=workers.stalled_after_seconds))
+        for job in stalled:
+            log.warning("job %s (%s) of a silent worker: run again", job.id, job.task_name)
+            try:
+                await manager.retry_job(job)
+            except procrastinate.exceptions.UniqueViolation:
+                # The next tick deferred the same delivery meanwhile (its queueing lock): that one runs,
+                # once this one, which holds its lock, has ended.
+                await manager.finish_job_by_id_async(
+                    job.id, procrastinate.jobs.Status.FAILED, delete_job=False
+                )
+        return len(stalled)
+
+    deliver = app.task(name="prdigest.deliver", queue="deliveries")(deliver_one)
+    dispatch = app.task(name="prdigest.dispatch", queue="dispatch", queueing_lock=DISPATCH_LOCK)(dispatch_due)
+    app.periodic(cron=settings.workers.cron, periodic_id="dispatch")(dispatch)
+    stalled_task = app.task(name="prdigest.retry_stalled", queue="dispatch", queueing_lock="prdigest-stalled")
+    app.periodic(cron=settings.workers.cron, periodic_id="retry_stalled")(stalled_task(retry_stalled))
+    return Jobs(app, dispatch, deliver, runtime)
+
+
+def due_deliveries(rt: Runtime, deliver: Any, now: datetime | None = None) -> list[str]:
+    """Defer the deliveries due at ``now`` that are neither posted nor waiting; their keys."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    now = now or utc_now()
+    deferred = []
+    for sub in list_subscriptions(rt.store):
+        fired = last_fire(sub, now)
+        if now - fired > rt.grace or sub.id is None:
+            continue
+        key = delivery_key(sub, last_complete_week(fired, sub.tz))
+        done = get_delivery(rt.store, key)
+        if done is not None and done.status in ("posted", "skipped"):
+            continue
+        try:
+            job = deliver.configure(lock=key, queueing_lock=key)
+            job.defer(subscription_id=sub.id, fired=fired.isoformat())
+        except AlreadyEnqueued:
+            continue  # one is waiting already
+        deferred.append(key)
+    if deferred:
+        log.info("dispatched %d deliveries: %s", len(deferred), ", ".join(deferred))
+    return deferred
+
+
+def run(settings: Settings, store: Store) -> None:
+    """`prdigest worker`: post-only clients of the configured chat platforms, then jobs until SIGTERM."""
+    from prdigest.bot.delivery import ConsoleDeliverer
+    from prdigest.bot.platforms import chat_adapters
+    from prdigest.bot.service import sync_config_subscriptions
+    from prdigest.logs import adopt_library_loggers
+    from prdigest.redact import secrets_of, use_secrets
+
+    use_secrets(secrets_of(settings))  # masked in every card and log line
+    sync_config_subscriptions(settings, store)  # the file's [[subscriptions]], as `serve` saves them
+    deliverers: dict[str, Deliverer] = {"console": ConsoleDeliverer()}
+    for platform, _, deliverer in chat_adapters(settings, None, None, store):
+        deliverers[platform] = deliverer
+    adopt_library_loggers()
+    try:
+        run_worker(settings, store, deliverers)
+    finally:
+        store.close()
+
+
+def run_worker(settings: Settings, store: Store, deliverers: dict[str, Deliverer]) -> None:
+    """Run jobs until SIGTERM or SIGINT (procrastinate's own handlers: running jobs finish first)."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    jobs = build_jobs(settings)
+    jobs.runtime["rt"] = Runtime(settings, store, deliverers)
+    stalled = settings.workers.stalled_after_seconds
+    with jobs.app.open():
+        _apply_schema(jobs.app, store)
+        with contextlib.suppress(AlreadyEnqueued):  # another worker's is waiting
+            jobs.dispatch.defer()  # at start: the weeks due while no worker ran
+    jobs.app.run_worker(
+        queues=["dispatch", "deliveries"],
+        concurrency=settings.workers.concurrency,
+        update_heartbeat_interval=stalled / 3,
+        stalled_worker_timeout=stalled,
+        delete_jobs="successful",
+    )
+
+
+def _apply_schema(app: Any, store: Store) -> None:
+    """procrastinate's tables, created by the first worker (under a lock: workers may start together)."""
+    with store.writing() as tx:
+        tx.lock("procrastinate schema")
+        found = tx.one("select to_regclass('procrastinate_jobs') is not null as present")
+        if found and found["present"]:
+            return
+        tx.run(app.schema_manager.get_schema())
