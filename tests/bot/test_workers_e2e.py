@@ -1,5 +1,5 @@
-"""`prdigest worker` end to end: three worker processes on a real PostgreSQL, against local GitHub and
-Slack, with 60 subscriptions due at once. One worker is SIGKILLed while it builds, another between
+"""`prdigest worker` end to end: three worker processes on a real PostgreSQL, against local GitHub, LLM,
+Slack and Lark, with 60 subscriptions due at once. One worker is SIGKILLed while it builds, another between
 posting a card and recording it: every delivery key still ends with exactly one card and one thread,
 none missing. And `prdigest worker` on SQLite is one clear error."""
 
@@ -17,8 +17,20 @@ from zoneinfo import ZoneInfo
 import psycopg
 import pytest
 from fakes.github_api import FakeGitHub
+from fakes.lark_api import FakeLark
+from fakes.openai_api import FakeOpenAI, prdigest_answers
 from fakes.slack_api import FakeSlack
-from serve_support import add_week, github_env, slack_env, slack_weekly, wait_until, write_config
+from serve_support import (
+    add_week,
+    github_env,
+    lark_env,
+    lark_weekly,
+    llm_env,
+    slack_env,
+    slack_weekly,
+    wait_until,
+    write_config,
+)
 
 from prdigest.clock import utc_now
 from prdigest.periods import last_complete_week
@@ -51,8 +63,25 @@ def slack() -> Iterator[FakeSlack]:
         yield fake
 
 
+@pytest.fixture
+def lark() -> Iterator[FakeLark]:
+    with FakeLark() as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI("strict", responder=prdigest_answers) as fake:
+        yield fake
+
+
+def platform(i: int) -> str:
+    """Every third subscription posts to Lark, the others to Slack."""
+    return "lark" if i % 3 == 2 else "slack"
+
+
 def channel(i: int) -> str:
-    return f"C{i:03d}"
+    return f"oc_{i:03d}" if platform(i) == "lark" else f"C{i:03d}"
 
 
 class Workers:
@@ -114,7 +143,9 @@ def posted_unrecorded(pg: str, workers: Workers, slack: FakeSlack) -> tuple[str,
     """A key whose card is in its channel while its row is still claimed by a live worker."""
     live = workers.ids()
     rows = {key: by for key, st, by in claims(pg) if st == "claimed"}
-    for i in range(SUBSCRIBED):
+    for i in range(0, SUBSCRIBED):
+        if platform(i) != "slack":
+            continue
         for card in slack_weekly(slack, channel(i)):
             key = ((card.metadata or {}).get("event_payload") or {}).get("key", "")
             pid = int(rows[key].rsplit(":", 1)[1]) if key in rows and ":" in rows[key] else 0
@@ -125,13 +156,19 @@ def posted_unrecorded(pg: str, workers: Workers, slack: FakeSlack) -> tuple[str,
 
 @pytest.mark.timeout(360)
 def test_workers_deliver_each_week_once_when_two_of_three_die(
-    tmp_path: Path, pg_database: str, github: FakeGitHub, slack: FakeSlack, fire: datetime
+    tmp_path: Path,
+    pg_database: str,
+    github: FakeGitHub,
+    slack: FakeSlack,
+    lark: FakeLark,
+    llm: FakeOpenAI,
+    fire: datetime,
 ) -> None:
     config = write_config(
         tmp_path / "prdigest.toml",
         [
             {
-                "platform": "slack",
+                "platform": platform(i),
                 "chat_id": channel(i),
                 "repo": REPOS[i % len(REPOS)],
                 "tz": TZ,
@@ -145,7 +182,8 @@ def test_workers_deliver_each_week_once_when_two_of_three_die(
     )
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "PG", "GITHUB_"))},
-        **github_env(github), **slack_env(slack, "http"), "PRDIGEST_CONFIG": str(config),
+        **github_env(github), **slack_env(slack, "http"), **lark_env(lark, "http"), **llm_env(llm),
+        "PRDIGEST_CONFIG": str(config),
     }  # fmt: skip
     # Every post takes a moment: builds and posts overlap, and a worker can be caught between them.
     slack.slow("chat.postMessage", 0.4, times=10_000)
@@ -175,11 +213,16 @@ def test_workers_deliver_each_week_once_when_two_of_three_die(
     said = "".join(p.read_text() for p in tmp_path.glob("worker-*.log"))
     assert f"delivery {orphan[0]}: recovered" in said  # its card found in the chat, not posted again
     for i in range(SUBSCRIBED):
-        cards = slack_weekly(slack, channel(i))
-        assert len(cards) == 1, (channel(i), len(cards))
-        thread = slack.in_thread(channel(i), cards[0].ts)
-        texts = [m.all_text for m in thread]
+        if platform(i) == "slack":
+            cards = slack_weekly(slack, channel(i))
+            assert len(cards) == 1, (channel(i), len(cards))
+            texts = [m.all_text for m in slack.in_thread(channel(i), cards[0].ts)]
+        else:
+            cards = lark_weekly(lark, channel(i))
+            assert len(cards) == 1, (channel(i), len(cards))
+            texts = [m.text for m in lark.in_chat(channel(i)) if m.reply_to == cards[0].message_id]
         assert texts and len(texts) == len(set(texts)), (channel(i), texts)
+    assert llm.requests  # the reports were written with the model
 
 
 def test_a_worker_on_sqlite_is_one_clear_error(tmp_path: Path, run_cli) -> None:
