@@ -41,6 +41,12 @@ RETRY_FIRST = timedelta(minutes=1)  # the first retry of a failed run; doubled e
 RETRY_MAX = timedelta(minutes=30)  # the longest wait between two retries
 
 
+def retry_wait(attempt: int) -> timedelta:
+    """How long a weekly run that failed ``attempt`` times waits before its next try."""
+    wait: timedelta = min(RETRY_MAX, RETRY_FIRST * 2 ** (attempt - 1))
+    return wait
+
+
 def trigger_for(sub: Subscription) -> CronTrigger:
     hour, minute = (int(part) for part in sub.time.split(":"))
     # Named weekdays: APScheduler numbers them from Monday = 0, unlike crontab.
@@ -161,7 +167,7 @@ class WeeklyScheduler:
 
     def _retry_later(self, sub: Subscription, fired: datetime, attempt: int) -> None:
         """Retry a failed run with backoff while the grace period lasts; after it, give up."""
-        at = self.clock() + min(RETRY_MAX, RETRY_FIRST * 2 ** (attempt - 1))
+        at = self.clock() + retry_wait(attempt)
         if at - fired > self.grace:
             for job in self._retries(sub, fired):
                 job.remove()

@@ -7,7 +7,8 @@ worker processes as wanted, on any machine (with SQLite, `serve`'s own scheduler
   whole grace period, so ticks missed while every worker was down are caught by the next.
 - ``deliver``: `deliver_subscription`. Its claim, renewed while the report is built, its fences and its
   search of the chat for an earlier post make a job that runs twice, or is taken over from a worker that
-  died, post one card.
+  died, post one card. A failed run is retried with the scheduler's backoff (1 minute, doubled up to 30);
+  one whose next try would fall past the grace period gives the week up (recorded, admins told).
 - ``retry_stalled``, each minute: the jobs of a worker whose heartbeat stopped (killed, its host lost)
   run again on another.
 """
@@ -21,18 +22,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from prdigest.bot.delivery import Deliverer, deliver_subscription, delivery_key
-from prdigest.bot.scheduler import GRACE, last_fire
+from prdigest.bot.give_up import report_give_up
+from prdigest.bot.scheduler import GRACE, last_fire, retry_wait
 from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
 from prdigest.periods import last_complete_week
 from prdigest.storage import Store
-from prdigest.storage.deliveries import get_delivery
+from prdigest.storage.deliveries import get_delivery, give_up
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
 
 log = logging.getLogger("prdigest.worker")
 
 DISPATCH_LOCK = "prdigest-dispatch"  # one dispatch waiting at a time, whichever worker runs it
+DONE = ("posted", "skipped", "given_up")  # a week in one of these is not dispatched again
 
 
 @dataclass
@@ -55,9 +58,26 @@ class Jobs:
     runtime: dict[str, Runtime]
 
 
+def _backoff() -> Any:
+    import procrastinate
+
+    class Backoff(procrastinate.BaseRetryStrategy):
+        """A failed delivery tried again after `retry_wait` (its give-up past the grace is the task's)."""
+
+        def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+            wait = retry_wait(job.attempts + 1)
+            return procrastinate.RetryDecision(retry_in={"seconds": int(wait.total_seconds())})
+
+    return Backoff
+
+
 def build_jobs(settings: Settings) -> Jobs:
     """The procrastinate app of the settings' PostgreSQL store, its tasks registered (not yet opened)."""
     import procrastinate
+
+    Backoff = _backoff()
+
+    Backoff = _backoff()
 
     store_url = settings.storage.store
     connector = procrastinate.PsycopgConnector(
@@ -69,15 +89,29 @@ def build_jobs(settings: Settings) -> Jobs:
     runtime: dict[str, Runtime] = {}
     workers = settings.workers
 
-    def deliver_one(subscription_id: int, fired: str) -> str:
+    def deliver_one(context: Any, subscription_id: int, fired: str) -> str:
         rt = runtime["rt"]
         sub = get_subscription(rt.store, subscription_id)
         if sub is None:
             return "unsubscribed"
-        outcome = deliver_subscription(
-            rt.settings, rt.store, sub, rt.deliverers, now=datetime.fromisoformat(fired),
-            lease=rt.settings.workers.lease,
-        )  # fmt: skip
+        fired_at = datetime.fromisoformat(fired)
+        try:
+            outcome = deliver_subscription(
+                rt.settings, rt.store, sub, rt.deliverers, now=fired_at, lease=rt.settings.workers.lease
+            )
+        except Exception:
+            attempt = context.job.attempts + 1
+            log.exception("weekly report of %s to %s:%s failed (attempt %d)",
+                          sub.repo, sub.platform, sub.chat_id, attempt)  # fmt: skip
+            count_delivery("failed")
+            if utc_now() + retry_wait(attempt) - fired_at <= rt.grace:
+                raise  # retried by the task's strategy
+            week = last_complete_week(fired_at, sub.tz)
+            key = delivery_key(sub, week)
+            assert sub.id is not None
+            give_up(rt.store, key, sub.id, key.rsplit(":", 1)[1])
+            report_give_up(rt.settings, rt.deliverers.get(sub.platform), sub, key)
+            return "given_up"
         count_delivery(outcome.status)
         log.info("delivery %s", outcome.describe())
         return outcome.status
@@ -100,7 +134,9 @@ def build_jobs(settings: Settings) -> Jobs:
                 )
         return len(stalled)
 
-    deliver = app.task(name="prdigest.deliver", queue="deliveries")(deliver_one)
+    deliver = app.task(name="prdigest.deliver", queue="deliveries", pass_context=True, retry=Backoff())(
+        deliver_one
+    )
     dispatch = app.task(name="prdigest.dispatch", queue="dispatch", queueing_lock=DISPATCH_LOCK)(dispatch_due)
     app.periodic(cron=settings.workers.cron, periodic_id="dispatch")(dispatch)
     stalled_task = app.task(name="prdigest.retry_stalled", queue="dispatch", queueing_lock="prdigest-stalled")
@@ -120,7 +156,7 @@ def due_deliveries(rt: Runtime, deliver: Any, now: datetime | None = None) -> li
             continue
         key = delivery_key(sub, last_complete_week(fired, sub.tz))
         done = get_delivery(rt.store, key)
-        if done is not None and done.status in ("posted", "skipped"):
+        if done is not None and done.status in DONE:
             continue
         try:
             job = deliver.configure(lock=key, queueing_lock=key)

@@ -118,6 +118,18 @@ def uncertain(store: Store, key: str, fence: int | None = None) -> None:
         )
 
 
+def give_up(store: Store, key: str, subscription_id: int, week: str) -> None:
+    """Record that the key's week will not be delivered (it kept failing until its grace period ran out):
+    no later run claims it."""
+    now = utc_now().isoformat()
+    row = {
+        "key": key, "subscription_id": subscription_id, "week": week, "status": "given_up", "message_id": "",
+        "report_id": None, "claimed_by": "", "claimed_at": now, "completed_at": now,
+    }  # fmt: skip
+    with store.writing() as tx:
+        tx.upsert("deliveries", [row], pk=["key"])
+
+
 def _of(fence: int | None) -> str:
     return "" if fence is None else " and fence = ?"
 

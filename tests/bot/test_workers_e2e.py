@@ -58,18 +58,6 @@ def github(fire: datetime) -> Iterator[FakeGitHub]:
 
 
 @pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def lark() -> Iterator[FakeLark]:
-    with FakeLark() as fake:
-        yield fake
-
-
-@pytest.fixture
 def llm() -> Iterator[FakeOpenAI]:
     with FakeOpenAI("strict", responder=prdigest_answers) as fake:
         yield fake
