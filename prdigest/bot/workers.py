@@ -77,8 +77,6 @@ def build_jobs(settings: Settings) -> Jobs:
 
     Backoff = _backoff()
 
-    Backoff = _backoff()
-
     store_url = settings.storage.store
     connector = procrastinate.PsycopgConnector(
         kwargs=store_url.connect_kwargs(settings.storage.password),
