@@ -669,8 +669,17 @@ def _operation(payload: dict[str, Any]) -> str | None:
 class FakeGitHub:
     """The server. ``url`` is the base URL to give PyGithub."""
 
-    def __init__(self, token: str = TOKEN, *, prefix: str = "", limit: int = 5000, graphql_cost: int = 1):
+    def __init__(
+        self,
+        token: str = TOKEN,
+        *,
+        prefix: str = "",
+        limit: int = 5000,
+        graphql_cost: int = 1,
+        latency: float = 0.0,
+    ):
         self.token = token
+        self.latency = latency  # seconds every request waits before its answer (a distant GitHub)
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
         self.limit = limit
         self.graphql_cost = graphql_cost
@@ -759,6 +768,8 @@ class FakeGitHub:
             fault = next((f for f in self.faults if f.matches(path, operation, ids)), None)
             if fault is not None:
                 self.faults.remove(fault)
+        if self.latency:
+            self._closing.wait(self.latency)
         if fault is not None:
             answer = self._fault(fault, resource)
             if answer is not None:

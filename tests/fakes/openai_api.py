@@ -18,8 +18,11 @@ server-sent events of chat.completion.chunk, a few characters each (``drip`` sec
 ``[DONE]``; a client that leaves mid-stream is counted (``left``), as a real server stops generating
 there. The server checks the Bearer key, records every
 request, and waits ``latency`` seconds before each answer; ``close()`` releases
-answers still waiting. GET /v1/models lists the model (with ``model_fields`` in its
-entry, as vLLM's max_model_len); GET /props answers ``props`` (llama.cpp's server), else 404.
+answers still waiting. With ``rate_per_minute``, a completion request beyond that many accepted in
+the last minute is answered 429 at once, with a Retry-After (seconds until the window has room), as a
+hosted API's rate limit does; ``rate_limited`` counts them. GET /v1/models lists the model (with
+``model_fields`` in its entry, as vLLM's max_model_len); GET /props answers ``props`` (llama.cpp's
+server), else 404.
 
     with FakeOpenAI(mode="json_object", responder=prdigest_answers) as fake:
         settings = LLMSettings(base_url=fake.url, api_key=fake.key, model="fake-model")
@@ -122,6 +125,7 @@ class FakeOpenAI:
         latency: float = 0.0,
         model_fields: dict[str, Any] | None = None,
         props: dict[str, Any] | None = None,
+        rate_per_minute: int | None = None,
     ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
@@ -131,6 +135,9 @@ class FakeOpenAI:
         self.latency = latency
         self.model_fields = model_fields or {}
         self.props = props
+        self.rate_per_minute = rate_per_minute  # None: no rate limit
+        self.rate_limited = 0  # requests answered 429 for the rate limit
+        self._accepted: deque[float] = deque()  # when the requests of the last minute were accepted
         self.requests: list[Request] = []
         # Requests being answered at once, now and at most: what a concurrency limit bounds.
         self.in_flight = 0
@@ -208,6 +215,10 @@ class FakeOpenAI:
         if rejected:
             status = 500 if self.mode == "weak" else 400
             return _error(status, rejected, "invalid_request_error", param="response_format")
+        wait = self._over_rate(request.at)
+        if wait is not None:
+            status, extra, payload = _error(429, "Rate limit reached for requests", "requests")
+            return status, {**extra, "Retry-After": str(wait)}, payload
         with self._lock:
             answer = self._queue.popleft() if self._queue else None
         if answer is None:
@@ -237,6 +248,20 @@ class FakeOpenAI:
             payload = Dripped(payload)
             payload.every, payload.headers = reply.drip, reply.drip_headers
         return 200, {"Content-Type": "application/json", **reply.headers}, payload
+
+    def _over_rate(self, now: float) -> int | None:
+        """None when the request is within ``rate_per_minute`` (then it counts), else the seconds until
+        the window has room."""
+        if self.rate_per_minute is None:
+            return None
+        with self._lock:
+            while self._accepted and now - self._accepted[0] >= 60:
+                self._accepted.popleft()
+            if len(self._accepted) < self.rate_per_minute:
+                self._accepted.append(now)
+                return None
+            self.rate_limited += 1
+            return max(1, math.ceil(60 - (now - self._accepted[0])))
 
     def _rejects(self, fmt: str | None) -> str:
         if self.mode == "json_object" and fmt == "json_schema":
