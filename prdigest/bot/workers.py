@@ -156,6 +156,8 @@ def due_deliveries(rt: Runtime, deliver: Any, now: datetime | None = None) -> li
         done = get_delivery(rt.store, key)
         if done is not None and done.status in DONE:
             continue
+        if done is not None and now - done.claimed_at < rt.settings.workers.lease:
+            continue  # a live claim: its worker is on it (one that dies lets the lease run out)
         try:
             job = deliver.configure(lock=key, queueing_lock=key)
             job.defer(subscription_id=sub.id, fired=fired.isoformat())

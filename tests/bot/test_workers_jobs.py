@@ -92,3 +92,19 @@ def test_dispatch_defers_each_due_week_once_per_tick_and_none_past_the_grace(
     ]
     assert due_deliveries(rt, Deferred(), FIRED + GRACE + timedelta(minutes=1)) == []  # too late
     assert due_deliveries(rt, Deferred(), FIRED - timedelta(minutes=1)) == []  # last week's, long past
+
+
+def test_dispatch_leaves_a_week_alone_while_a_worker_holds_it_and_takes_it_when_the_lease_runs_out(
+    any_store: Store, sub: Subscription
+) -> None:
+    from prdigest.storage.deliveries import claim
+
+    settings = load_settings(env={})
+    rt = Runtime(settings, any_store, deliverers={})
+    key = f"prdigest:{sub.id}:2026-W37"
+    assert sub.id is not None
+    clock.set_now(FIRED + timedelta(minutes=1))
+    claim(any_store, key, sub.id, "2026-W37", "host:1", settings.workers.lease)
+    assert due_deliveries(rt, Deferred(), FIRED + timedelta(minutes=5)) == []  # being delivered
+    later = FIRED + timedelta(minutes=1) + settings.workers.lease + timedelta(seconds=1)
+    assert due_deliveries(rt, Deferred(), later) == [key]  # its worker went silent
