@@ -10,6 +10,8 @@ alternating the stores:
   report_s_<week>_<sqlite|pg>         a cold report's wall time, process start included
   cached_s_<week>_<sqlite|pg>         the same report again, from the cache alone
   same_json_<week>                    1 when both stores' JSON reports (generation time and id aside) agree
+  same_json_cached_<week>             the same of the reports from the cache alone (a clone's report says
+                                      more than its cache: a cached one is compared with the other cached)
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def main() -> None:
             for name, (source, repo, window) in weeks.items():
                 best: dict[str, float] = {}
                 got: dict[str, dict[str, object]] = {}
+                kept: dict[str, dict[str, object]] = {}
                 for run in range(opts.runs):
                     for store in ("sqlite", "pg"):
                         if store == "sqlite":
@@ -81,8 +84,7 @@ def main() -> None:
                             url = create_database(cluster.url, f"bench_{name}_{run}")
                             env = {**base, "PRDIGEST_STORAGE__URL": url}
                         cold, got[store] = report([*source, *window, "--lang", "en"], env)
-                        cached, again = report(["--repo", repo, *window, "--lang", "en"], env)
-                        assert again == {**got[store], "source": "cache"}, f"{name} {store}: cache differs"
+                        cached, kept[store] = report(["--repo", repo, *window, "--lang", "en"], env)
                         for figure, value in (
                             (f"report_s_{name}_{store}", cold),
                             (f"cached_s_{name}_{store}", cached),
@@ -91,6 +93,7 @@ def main() -> None:
                 for figure, value in best.items():
                     print(f"{figure}={value:.2f}")
                 print(f"same_json_{name}={int(got['sqlite'] == got['pg'])}")
+                print(f"same_json_cached_{name}={int(kept['sqlite'] == kept['pg'])}")
     finally:
         stop_cluster(cluster)
 
