@@ -27,6 +27,7 @@ from prdigest.bot.scheduler import GRACE, last_fire, retry_wait
 from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
+from prdigest.models import iso_week_label
 from prdigest.periods import last_complete_week
 from prdigest.storage import Store
 from prdigest.storage.deliveries import get_delivery, give_up
@@ -107,7 +108,7 @@ def build_jobs(settings: Settings) -> Jobs:
             week = last_complete_week(fired_at, sub.tz)
             key = delivery_key(sub, week)
             assert sub.id is not None
-            give_up(rt.store, key, sub.id, key.rsplit(":", 1)[1])
+            give_up(rt.store, key, sub.id, iso_week_label(week.since))
             report_give_up(rt.settings, rt.deliverers.get(sub.platform), sub, key)
             return "given_up"
         count_delivery(outcome.status)

@@ -51,8 +51,7 @@ class Store:
 
     @property
     def dialect(self) -> str:
-        with self.reading() as tx:
-            return tx.dialect
+        return self._backend.dialect
 
     def close(self) -> None:
         self._backend.close()

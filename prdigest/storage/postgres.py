@@ -95,6 +95,8 @@ class PgTx(Tx):
 
 
 class PostgresBackend:
+    dialect = PgTx.dialect
+
     def __init__(self, url: StoreUrl, password: SecretStr | None):
         self.describe = url.describe()
         self.journal_mode = "postgresql"

@@ -21,6 +21,8 @@ from prdigest.storage.tx import SqliteTx
 
 
 class SqliteBackend:
+    dialect = SqliteTx.dialect
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.describe = str(path)

@@ -94,8 +94,9 @@ class Workers:
         return {p.pid: p for p in self.procs if p.poll() is None}
 
     def kill(self, pid: int) -> None:
+        proc = self.ids()[pid]
         os.killpg(pid, signal.SIGKILL)
-        self.ids()[pid].wait(timeout=10) if pid in self.ids() else None
+        proc.wait(timeout=10)
 
     def logs_text(self) -> str:
         return "\n".join(
