@@ -4,7 +4,8 @@
                                   [--llm-latency 2] [--github-latency 0.05] [--llm-rate-per-minute N]
 
 Starts a throwaway PostgreSQL (as the tests do: `tests/pg_support.py`). Each run gets a new database and
-new fakes: a GitHub of ``repos`` repositories with 1 or 2 PRs merged in the reported week each, every
+new fakes: a GitHub of ``repos`` repositories with 0, 1 or 2 PRs merged in the reported week each (as
+likely: a third of them are quiet, and a quiet repository's part of a digest asks the LLM nothing), each
 request answered after ``github_latency`` s; an OpenAI-compatible LLM answering after ``llm_latency`` s,
 and 429 (with Retry-After) past ``llm_rate_per_minute`` requests a minute (by default twice what 3
 workers can send: each delivery asks the LLM ``[llm] concurrency`` requests at a time, 2 on a server on
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import resource
 import signal
 import subprocess
@@ -97,7 +99,8 @@ def github_of(repos: list[str], fire: datetime, latency: float) -> FakeGitHub:
     fake = FakeGitHub(latency=latency, limit=10_000_000)
     window = last_complete_week(fire, TZ)
     for i, name in enumerate(repos):
-        fake.add_repo(FakeRepo(name)).generate(1 + i % 2, window.start, window.end, seed=i + 1)
+        prs = random.Random(i).randint(0, 2)
+        fake.add_repo(FakeRepo(name)).generate(prs, window.start, window.end, seed=i + 1)
     return fake
 
 
@@ -181,6 +184,7 @@ def one_run(opts: argparse.Namespace, admin_url: str, workers: int, tmp: Path) -
                 keys = {key for _, key in weekly_cards(slack)}
                 if last_card is None and len(keys) >= opts.subscriptions:
                     last_card = now
+                    print(f"# {workers} worker(s): last card at {now - started:.1f} s", file=sys.stderr)
                 if last_card is not None:
                     rows = query(url, "select status from deliveries")
                     if len(rows) >= opts.subscriptions and all(s == "posted" for (s,) in rows):
@@ -189,7 +193,11 @@ def one_run(opts: argparse.Namespace, admin_url: str, workers: int, tmp: Path) -
                     raise SystemExit(f"a worker exited; see {logs}")
                 time.sleep(0.1)
             else:
-                print(f"# {workers} worker(s): timed out after {opts.timeout:.0f} s", file=sys.stderr)
+                statuses = dict(query(url, "select status, count(*) from deliveries group by 1"))
+                print(
+                    f"# {workers} worker(s): timed out after {opts.timeout:.0f} s; {statuses}",
+                    file=sys.stderr,
+                )
             took = (last_card or time.monotonic()) - started
             time.sleep(1)  # a card posted twice after the rows say posted would show here
         finally:

@@ -15,8 +15,10 @@ worker processes as wanted, on any machine (with SQLite, `serve`'s own scheduler
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -201,13 +203,29 @@ def run_worker(settings: Settings, store: Store, deliverers: dict[str, Deliverer
         _apply_schema(jobs.app, store)
         with contextlib.suppress(AlreadyEnqueued):  # another worker's is waiting
             jobs.dispatch.defer()  # at start: the weeks due while no worker ran
-    jobs.app.run_worker(
+    work_on(
+        jobs.app,
+        settings.workers.concurrency,
         queues=["dispatch", "deliveries"],
-        concurrency=settings.workers.concurrency,
         update_heartbeat_interval=stalled / 3,
         stalled_worker_timeout=stalled,
         delete_jobs="successful",
     )
+
+
+def work_on(app: Any, concurrency: int, **options: Any) -> None:
+    """procrastinate's `App.run_worker`, with ``concurrency`` threads for sync jobs: procrastinate runs
+    them on the loop's default executor, whose min(32, cores + 4) threads would hold a 2-core worker to
+    6 deliveries at a time whatever its concurrency."""
+
+    async def work() -> None:
+        # Two more than the jobs: the loop's own calls (getaddrinfo for a new connection) never wait.
+        executor = ThreadPoolExecutor(concurrency + 2, thread_name_prefix="prdigest-job")
+        asyncio.get_running_loop().set_default_executor(executor)
+        async with app.open_async():
+            await app.run_worker_async(concurrency=concurrency, **options)
+
+    asyncio.run(work())
 
 
 def _apply_schema(app: Any, store: Store) -> None:

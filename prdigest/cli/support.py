@@ -91,10 +91,12 @@ def settings_from(config: str | None, db: str | None) -> Any:
 
 
 def open_store(settings: Any) -> Any:
-    """The cache the settings name: [storage] url (a PostgreSQL store, or a SQLite file), else db."""
+    """The cache the settings name: [storage] url (a PostgreSQL store, or a SQLite file), else db; with
+    a connection to spare for each of a worker's jobs."""
     from prdigest.storage.db import Store
 
-    return Store(settings.storage.store, settings.storage.password)
+    connections = max(8, settings.workers.concurrency + 4)  # the chat's and scheduler's threads: 8
+    return Store(settings.storage.store, settings.storage.password, connections)
 
 
 def stdout_console() -> Any:

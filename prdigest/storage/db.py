@@ -35,13 +35,13 @@ def analysis_key(
 
 class Store:
     """``Store(path)``: the SQLite file (":memory:" for one in memory); ``Store(url, password)``: the
-    store a [storage] url names."""
+    store a [storage] url names, with at most ``connections`` open to a PostgreSQL server."""
 
-    def __init__(self, where: str | Path | StoreUrl, password: SecretStr | None = None):
+    def __init__(self, where: str | Path | StoreUrl, password: SecretStr | None = None, connections: int = 8):
         if isinstance(where, StoreUrl) and where.kind == "postgresql":
             from prdigest.storage.postgres import PostgresBackend
 
-            self._backend: SqliteBackend | PostgresBackend = PostgresBackend(where, password)
+            self._backend: SqliteBackend | PostgresBackend = PostgresBackend(where, password, connections)
         else:
             path = where.path if isinstance(where, StoreUrl) else where
             if path is None:

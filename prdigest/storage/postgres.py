@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import threading
+import time
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,7 +25,9 @@ from prdigest.storage.tx import Tx
 if TYPE_CHECKING:
     import psycopg
 
-POOL_MAX = 8  # connections per process: the bot's chat workers and scheduler threads
+# A pooled connection idle longer than this is checked (an empty query) before it is lent: the server may
+# have closed it (restarted, idle timeout). Checking every loan would double a worker's round trips.
+RECHECK_IDLE_S = 5.0
 CONNECT_S = 10.0  # how long opening the store waits for its first connection
 # PostgreSQL's text holds no NUL character; PR text may (the JSON columns escape it as \u0000).
 _NUL = "\x00"
@@ -97,7 +101,7 @@ class PgTx(Tx):
 class PostgresBackend:
     dialect = PgTx.dialect
 
-    def __init__(self, url: StoreUrl, password: SecretStr | None):
+    def __init__(self, url: StoreUrl, password: SecretStr | None, connections: int):
         self.describe = url.describe()
         self.journal_mode = "postgresql"
         try:
@@ -110,6 +114,7 @@ class PostgresBackend:
             ) from None
         self._errors: tuple[type[Exception], ...] = (psycopg.Error,)
         self._local = threading.local()
+        self._idle_since: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         kwargs = {**url.connect_kwargs(password), "autocommit": True, "connect_timeout": int(CONNECT_S)}
         # One connection first: a server that cannot be reached is one clear error at once (the pool
         # would retry in the background), and the schema is brought up to date on it.
@@ -122,8 +127,8 @@ class PostgresBackend:
             said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise StorageError(f"cannot open the database {self.describe}: {said}") from None
         self.pool: Any = ConnectionPool(
-            kwargs=kwargs, min_size=1, max_size=POOL_MAX, open=False, name="prdigest",
-            check=ConnectionPool.check_connection, timeout=CONNECT_S,
+            kwargs=kwargs, min_size=1, max_size=connections, open=False, name="prdigest",
+            check=self._check_if_idle, reset=self._returned, timeout=CONNECT_S,
         )  # fmt: skip
         try:
             self.pool.open(wait=True, timeout=CONNECT_S)
@@ -135,6 +140,13 @@ class PostgresBackend:
 
     def close(self) -> None:
         self.pool.close()
+
+    def _returned(self, conn: Any) -> None:
+        self._idle_since[conn] = time.monotonic()
+
+    def _check_if_idle(self, conn: Any) -> None:
+        if time.monotonic() - self._idle_since.get(conn, 0.0) > RECHECK_IDLE_S:
+            type(self.pool).check_connection(conn)
 
     @contextmanager
     def reading(self) -> Iterator[PgTx]:

@@ -108,3 +108,30 @@ def test_dispatch_leaves_a_week_alone_while_a_worker_holds_it_and_takes_it_when_
     assert due_deliveries(rt, Deferred(), FIRED + timedelta(minutes=5)) == []  # being delivered
     later = FIRED + timedelta(minutes=1) + settings.workers.lease + timedelta(seconds=1)
     assert due_deliveries(rt, Deferred(), later) == [key]  # its worker went silent
+
+
+def test_a_worker_runs_as_many_sync_jobs_at_once_as_its_concurrency() -> None:
+    """More than the 32 threads of asyncio's default executor at most: every job waits for all the
+    others, so a worker with fewer threads than its concurrency would break the barrier."""
+    import threading
+
+    import procrastinate
+    from procrastinate.testing import InMemoryConnector
+
+    from prdigest.bot.workers import work_on
+
+    jobs = 40
+    barrier = threading.Barrier(jobs, timeout=10)
+    app: Any = procrastinate.App(connector=InMemoryConnector())
+    met: list[int] = []
+
+    def wait_for_the_others(n: int) -> None:
+        barrier.wait()
+        met.append(n)
+
+    task = app.task(name="wait", queue="q")(wait_for_the_others)
+    with app.open():
+        for n in range(jobs):
+            task.defer(n=n)
+    work_on(app, jobs, queues=["q"], wait=False, install_signal_handlers=False)
+    assert sorted(met) == list(range(jobs))

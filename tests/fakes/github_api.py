@@ -694,6 +694,7 @@ class FakeGitHub:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._schema = graphql.build_schema(SCHEMA_PATH.read_text())
+        self._documents: dict[str, tuple[graphql.DocumentNode, list[graphql.GraphQLError]]] = {}
         self._server: ThreadingHTTPServer | None = None
 
     # --- control ------------------------------------------------------------------
@@ -850,12 +851,23 @@ class FakeGitHub:
 
         return {"resources": {name: one(name) for name in self.budget}, "rate": one("core")}
 
+    def _checked(self, query: str) -> tuple[graphql.DocumentNode, list[graphql.GraphQLError]]:
+        """The query parsed and its validation errors, once per text: validating is most of a request's
+        CPU, and a client sends the same few queries thousands of times (the benches)."""
+        with self._lock:
+            known = self._documents.get(query)
+        if known is None:
+            document = graphql.parse(query)
+            known = document, graphql.validate(self._schema, document)
+            with self._lock:
+                self._documents[query] = known
+        return known
+
     def _graphql(self, payload: dict[str, Any], operation: str | None) -> dict[str, Any]:
         try:
-            document = graphql.parse(payload.get("query") or "")
+            document, invalid = self._checked(payload.get("query") or "")
         except graphql.GraphQLError as exc:
             return {"errors": [{"message": exc.message}]}
-        invalid = graphql.validate(self._schema, document)
         if invalid:
             return {
                 "errors": [{"message": e.message, "locations": e.formatted.get("locations")} for e in invalid]

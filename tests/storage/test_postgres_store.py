@@ -84,3 +84,34 @@ def test_a_nul_in_a_pr_is_kept_where_postgresql_can_hold_it(pg_database: str) ->
         assert [p.number for p in store.search_prs(["title"], "acme/x")] == [1]
     finally:
         store.close()
+
+
+def test_a_connection_is_checked_before_a_loan_only_after_lying_idle(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's reads follow one another closely: a check (a round trip) before each would double
+    them. A connection idle past the window is checked, and one the server closed is replaced."""
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+    from prdigest.storage import postgres
+
+    checks: list[int] = []
+    real_check = ConnectionPool.check_connection
+    monkeypatch.setattr(ConnectionPool, "check_connection", lambda conn: checks.append(1) or real_check(conn))
+    store = Store(parse_store_url(pg_database), connections=3)
+    try:
+        assert store._backend.pool.max_size == 3  # type: ignore[union-attr]
+        for _ in range(5):
+            assert store.schema_versions()
+        assert len(checks) <= 1  # the first loan, perhaps: the pool's first connection was made earlier
+        with store.reading() as tx:
+            pid = tx.one("select pg_backend_pid() as pid")["pid"]  # type: ignore[index]
+        with psycopg.connect(pg_database, autocommit=True, connect_timeout=10) as admin:
+            admin.execute("select pg_terminate_backend(%s)", (pid,))
+        monkeypatch.setattr(postgres, "RECHECK_IDLE_S", 0.0)  # as if it lay idle past the window
+        with store.reading() as tx:
+            assert tx.one("select pg_backend_pid() as pid")["pid"] != pid  # type: ignore[index]
+        assert len(checks) >= 2
+    finally:
+        store.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from prdigest.analysis.llm.call import Attempt, Call, Exchange, request_hash
 from prdigest.analysis.llm.gate import GateRefused
 from prdigest.analysis.llm.safety import estimate_tokens
 from prdigest.analysis.llm.schemas import CHARS_PER_TOKEN, LLMOutput, describe_error, strict_schema
-from prdigest.analysis.llm.stream import joined
+from prdigest.analysis.llm.stream import Chunks, joined
 from prdigest.config import LLMSettings
 from prdigest.errors import PrdigestError
 from prdigest.prompts import load_prompt
@@ -214,31 +214,27 @@ class LLMClient:
         keys: frozenset[str],
     ) -> tuple[str, CompletionUsage | None, bool]:
         """A streamed answer, read until its JSON object closes or begins with a key not in ``keys``
-        (stream.py), its usage if the server
-        sent it before, and whether it was whole: False when the server ended it with no finish reason.
-        Leaving the ``with`` closes the stream, which ends the request on the server."""
-        usage: CompletionUsage | None = None
-        finished, ended = False, False
-        stream = self._client().chat.completions.create(
-            model=self.settings.model,
-            messages=sdk_messages(messages),
-            stream=True,
-            stream_options={"include_usage": True},  # OpenAI, vLLM: a last chunk with it; others ignore it
-            **options,
-        )
+        (stream.py), its usage if the server sent it before, and whether it was whole: False when the
+        server ended it with no finish reason. Leaving the ``with`` closes the stream, which ends the
+        request on the server."""
+        import openai
+        from openai.types import CompletionUsage
 
-        def pieces() -> Iterator[str]:
-            nonlocal usage, finished, ended
-            for chunk in stream:
-                usage = chunk.usage or usage
-                finished = finished or any(choice.finish_reason for choice in chunk.choices)
-                yield from (choice.delta.content or "" for choice in chunk.choices)
-            ended = True
-
+        # The SDK's own request (retries, errors, server-sent events), each chunk left a plain dict: the
+        # typed chunk it would build for every token or two is most of a streamed answer's CPU.
+        body = {"model": self.settings.model, "messages": sdk_messages(messages), "stream": True}
+        body["stream_options"] = {"include_usage": True}  # OpenAI, vLLM: a last chunk with the usage
+        stream: openai.Stream[object] = self._client().post(
+            "/chat/completions", body={**body, **options}, cast_to=object, stream=True,
+            stream_cls=openai.Stream[object],
+        )  # fmt: skip
+        chunks = Chunks(stream)
         with stream:
             limit = options["max_tokens"] * CHARS_PER_TOKEN
-            text = joined(pieces(), stop_at_json, limit, keys)
-        return text, usage, finished or not ended
+            text = joined(chunks, stop_at_json, limit, keys)
+        sent, got = chunks.tokens()
+        usage = CompletionUsage(prompt_tokens=sent, completion_tokens=got, total_tokens=sent + got)
+        return text, usage if sent or got else None, chunks.finished or not chunks.ended
 
 
 def sdk_client(settings: LLMSettings) -> openai.OpenAI:

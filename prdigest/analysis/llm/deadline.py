@@ -12,6 +12,7 @@ byte sent to its last byte read, and only requests through ``DeadlineTransport``
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import urllib.request
@@ -88,7 +89,9 @@ class DeadlineTransport(httpx2.HTTPTransport):
     """httpx's transport, each request of which ends ``seconds`` after it started at the latest."""
 
     def __init__(self, seconds: float, proxy: str | None = None):
-        super().__init__(proxy=proxy)
+        # Shared by the whole process (see `deadline_client`): its callers bound how many requests run.
+        limits = httpx2.Limits(max_connections=None, max_keepalive_connections=32)
+        super().__init__(proxy=proxy, limits=limits)
         # httpx builds its connection pool without a way to name the network backend: the pool's
         # (and a proxy pool's) connections are made by it when they are needed, so it is swapped here.
         self._pool._network_backend = _Backend()
@@ -108,4 +111,11 @@ def deadline_client(base_url: str, seconds: float) -> httpx2.Client:
         if urllib.request.proxy_bypass(url.hostname or "")
         else urllib.request.getproxies().get(url.scheme)
     )
+    return _shared_client(seconds, proxy)
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_client(seconds: float, proxy: str | None) -> httpx2.Client:
+    """One client (its TLS context, some 20 ms of CPU to load, and its pool) for every request of the
+    process with this deadline and proxy: a worker builds hundreds of reports, each with its LLM client."""
     return httpx2.Client(transport=DeadlineTransport(seconds, proxy), timeout=seconds, follow_redirects=True)

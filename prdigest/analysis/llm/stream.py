@@ -11,7 +11,8 @@ leaves a streamed request).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 # White space read after the object closes before the stream is ended: a grammar-bound model may
 # write newlines until max_tokens.
@@ -87,3 +88,40 @@ def joined(pieces: Iterable[str], stop_at_json: bool, limit: int, keys: frozense
         elif size > limit or (keys and end is not None and end.first_key not in (None, *keys)):
             break
     return "".join(parts)
+
+
+class Chunks:
+    """The text of a stream of chat.completion.chunk objects (plain dicts, as parsed), piece by piece;
+    on the way, its usage chunk and whether a choice finished. ``ended``: every chunk was read. A chunk
+    not of that shape holds no text."""
+
+    def __init__(self, chunks: Iterable[object]):
+        self._chunks = chunks
+        self.usage: object = None
+        self.finished = False
+        self.ended = False
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in self._chunks:
+            if not isinstance(chunk, dict):
+                continue
+            self.usage = chunk.get("usage") or self.usage
+            for choice in _dicts(chunk.get("choices")):
+                self.finished = self.finished or bool(choice.get("finish_reason"))
+                delta = choice.get("delta")
+                content = delta.get("content") if isinstance(delta, dict) else None
+                if isinstance(content, str):
+                    yield content
+        self.ended = True
+
+    def tokens(self) -> tuple[int, int]:
+        """(prompt, completion) tokens of the usage chunk; (0, 0) when none of its shape came."""
+        usage = self.usage if isinstance(self.usage, dict) else {}
+        sent, got = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if isinstance(sent, int) and isinstance(got, int) and min(sent, got) >= 0:
+            return sent, got
+        return 0, 0
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

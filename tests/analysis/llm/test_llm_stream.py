@@ -11,7 +11,7 @@ from fakes.openai_api import Reply, analysis_json, pr_number
 from test_llm_engine import settings, week_prs
 
 from prdigest.analysis.llm import LLMEngine
-from prdigest.analysis.llm.stream import TRAILING_SPACE, JsonEnd, joined
+from prdigest.analysis.llm.stream import TRAILING_SPACE, Chunks, JsonEnd, joined
 from prdigest.config import LLMSettings, Taxonomy
 from prdigest.pipeline.single import analyse_prs
 from prdigest.storage import Store, llm_log
@@ -129,3 +129,32 @@ def test_an_answer_that_begins_off_the_schema_is_left_at_once(demo_store: Store,
     calls = llm_log.calls_of_run(demo_store, engine.run_id)
     assert [c.outcome for c in calls] == ["invalid", "invalid"]  # the answer and its repair, both cut
     assert fake.wait_left(2) == 2 and all(c.latency_ms < 5_000 for c in calls)
+
+
+def test_every_client_of_one_endpoint_shares_one_connection_pool() -> None:
+    """A worker builds hundreds of reports, each with its own LLM client: loading a TLS context and
+    opening connections for each would cost more CPU than their answers."""
+    from prdigest.analysis.llm.client import sdk_client
+
+    one = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", timeout=30)
+    first, second = sdk_client(one), sdk_client(one.model_copy())
+    assert first is not second and first._client is second._client
+    other = sdk_client(one.model_copy(update={"timeout": 5}))  # its deadline is the transport's own
+    assert other._client is not first._client
+
+
+def test_chunks_of_any_shape_give_their_text_and_nothing_else() -> None:
+    """Servers differ: chunks are read as parsed, and what is not of the chunk's shape holds no text."""
+    chunks = Chunks([
+        {"choices": [{"delta": {"role": "assistant"}}]},
+        {"choices": [{"delta": {"content": '{"a": '}}, "not a choice"]},
+        "not a chunk", None, {"choices": "not a list"}, {"choices": [{"delta": "not a delta"}]},
+        {"choices": [{"delta": {"content": 1}}, {"delta": {"content": "1}"}, "finish_reason": None}]},
+        {"choices": [{"delta": {}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5}},
+    ])  # fmt: skip
+    assert (chunks.finished, chunks.ended) == (False, False)
+    assert "".join(chunks) == '{"a": 1}'
+    assert (chunks.finished, chunks.ended, chunks.tokens()) == (True, True, (12, 5))
+    odd = Chunks([{"choices": [], "usage": {"prompt_tokens": "12", "completion_tokens": -1}}])
+    assert (list(odd), odd.tokens(), odd.finished) == ([], (0, 0), False)
