@@ -1,11 +1,12 @@
 """Two `prdigest serve --no-scheduler` replicas on one PostgreSQL, Slack's events over HTTP: an event
-sent to both is answered once, and an event left claimed by a replica that died before answering is
-answered by the other when Slack sends it again."""
+sent to both is answered once, and an event left claimed by a replica that died before answering (killed
+with SIGKILL while it worked on it) is answered by the other when Slack sends it again."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -75,23 +76,38 @@ def test_an_event_sent_to_both_replicas_is_answered_once(replicas: tuple[Served,
 def test_an_event_whose_replica_died_unanswered_is_answered_on_slacks_retry(
     replicas: tuple[Served, Served, FakeSlack], pg_database: str
 ) -> None:
-    _, b, slack = replicas
+    a, b, slack = replicas
     ts, event = f"{time.time():.6f}", event_id()
-    body = signed_event(event_callback(mention("help", channel=CHANNEL, ts=ts), event))
-    # What a replica killed after claiming the event leaves: its claim, older than the lease.
-    claimed = (utc_now() - timedelta(minutes=10)).isoformat()
+    body = signed_event(event_callback(mention("show risks", channel=CHANNEL, ts=ts), event))
+    with psycopg.connect(pg_database) as holder:
+        # The chat's subscriptions held: replica a claims the event, then waits to read them.
+        holder.execute("lock table subscriptions in access exclusive mode")
+        threading.Thread(target=lambda: post(f"{a.address}/slack/events", body), daemon=True).start()
+
+        def claim() -> tuple[object, ...] | None:
+            with psycopg.connect(pg_database, autocommit=True) as conn:
+                return conn.execute(
+                    "select status, claimed_by, fence from events where event_id = %s", [event]
+                ).fetchone()
+
+        claimed = a.wait_for(claim, 30, "replica a's claim")
+        assert claimed[0] == "claimed" and str(claimed[1]).endswith(f":{a.proc.pid}")
+        os.kill(a.proc.pid, signal.SIGKILL)  # while it works on the event
+        a.proc.wait(timeout=10)
+        holder.rollback()
+    assert answers(slack, ts) == []
+    # Slack sends it again (after 1 minute, then 5): by the second, the claim's lease has run out.
     with psycopg.connect(pg_database, autocommit=True) as conn:
         conn.execute(
-            "insert into events (platform, event_id, received_at, status, claimed_by, claimed_at, fence) "
-            "values ('slack', %s, %s, 'claimed', 'dead-host:4242', %s, 1)",
-            [event, claimed, claimed],
+            "update events set claimed_at = %s where event_id = %s",
+            [(utc_now() - timedelta(minutes=10)).isoformat(), event],
         )
-    retry = {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    retry = {"X-Slack-Retry-Num": "2", "X-Slack-Retry-Reason": "http_timeout"}
     assert post(f"{b.address}/slack/events", body, retry)[0] == 200
     wait_until(lambda: answers(slack, ts), 30, "the retry answered")
     with psycopg.connect(pg_database, autocommit=True) as conn:
         row = conn.execute(
             "select status, fence, claimed_by from events where event_id = %s", [event]
         ).fetchone()
-    assert row is not None and row[:2] == ("answered", 2) and row[2] != "dead-host:4242"
+    assert row is not None and row[:2] == ("answered", 2) and str(row[2]).endswith(f":{b.proc.pid}")
     assert len(answers(slack, ts)) == 1

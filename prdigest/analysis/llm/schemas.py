@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -211,8 +212,11 @@ class FollowupOut(LLMOutput):
     items: list[FollowupVerdict]
 
 
+@functools.cache
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema as strict structured output wants it: closed objects, all required."""
+    """The model's JSON schema as strict structured output wants it: closed objects, all required. Made
+    once per model (pydantic's schema generation cost more CPU than the request), so never to be changed
+    by a caller."""
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
