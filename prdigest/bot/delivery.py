@@ -269,7 +269,7 @@ def _source_words(settings: Settings, git_path: str | None, repo: str) -> str:
     clone = git_path or settings.repo(repo).git
     if clone:
         return f"git {clone}"
-    return "github" if settings.github.token else "cache (no GitHub token)"
+    return "github" if settings.github.authenticated else "cache (no GitHub token)"
 
 
 class ConsoleDeliverer:

@@ -143,7 +143,8 @@ def sync(repo: str, period: PeriodOptions, config: str | None, db: str | None) -
 
     settings = settings_from(config, db)
     window = period.window(settings)
-    source = GitHubSource(make_client(settings), repo, settings.repo(repo).base_branch)
+    client = make_client(settings, owner=repo.split("/", 1)[0])
+    source = GitHubSource(client, repo, settings.repo(repo).base_branch)
     store = open_store(settings)
     with progress_shown(stderr(), f"syncing {repo}…"):
         result = sync_window(store, source, window)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from prdigest import LANGS
 from prdigest.cli.support import common, open_store, progress_shown, settings_from, stderr, stdout_console
 from prdigest.clock import utc_now
+
+if TYPE_CHECKING:
+    from prdigest.config import Settings
 
 # `deliver`'s exit status when another worker holds the week (sysexits.h): try again later.
 EX_TEMPFAIL = 75
@@ -29,6 +32,8 @@ def config_check(config: str | None, db: str | None) -> None:
 
     settings = settings_from(config, db)  # raises with file:line: key for every invalid value
     problems = check_settings(settings)
+    if settings.github.app_id is not None:
+        problems += _github_app_problems(settings)
     for problem in problems:
         click.echo(f"problem: {problem}", err=True)
     if settings.attention.mention_reviewers:  # nudges find people by email: is the app allowed to?
@@ -46,11 +51,38 @@ def config_check(config: str | None, db: str | None) -> None:
         f"{where}: {len(settings.repos)} repositories, {len(settings.subscriptions)} subscriptions; "
         f"lark {on[settings.lark.enabled]}, slack {on[settings.slack.enabled]}, "
         f"llm {settings.llm.model if settings.llm else 'off'}, "
-        f"github token {on[settings.github.token is not None]}"
+        f"github {_github_sign_in(settings)}"
     )
     click.echo(f"cache: {settings.storage.store.describe()}")
     if problems:
         sys.exit(1)
+
+
+def _github_app_problems(settings: Settings) -> list[str]:
+    """The GitHub App's key, and its installation on the owner of every repository the settings name."""
+    from prdigest.sources.github.app_auth import github_app
+    from prdigest.sources.github.client import ClientOptions, github_retry
+    from prdigest.sources.github.errors import GitHubError
+
+    options = ClientOptions()
+    try:
+        app = github_app(settings.github, timeout=options.timeout, retry=github_retry(options))
+    except GitHubError as exc:
+        return [f"github: {exc}"]
+    repos = [r.name for r in settings.repos if r.git is None] + [
+        repo for sub in settings.subscriptions if sub.source == "github" for repo in sub.repos or [sub.repo]
+    ]
+    named = [repo.split("/", 1)[0] for repo in repos if "/" in repo]
+    owners = [*named, *(sub.owner for sub in settings.subscriptions if sub.owner is not None)]
+    owners = list(dict.fromkeys(owner.lower() for owner in owners))
+    return [f"github: {problem}" for problem in app.problems(owners)]
+
+
+def _github_sign_in(settings: Settings) -> str:
+    github = settings.github
+    if github.app_id is None:
+        return "token on" if github.token is not None else "off"
+    return f"app {github.app_id}" + (" (the App wins: the token set too is not used)" if github.token else "")
 
 
 @click.command()

@@ -165,7 +165,7 @@ def _unreadable(settings: Settings, sub: Subscription) -> list[str]:
     """Why a subscription's repositories (each of a team's) could not be read: a name that is not
     OWNER/NAME or named twice, a source without its token (GitHub's), an owner with no repository known."""
     if sub.owner is not None:
-        if settings.repos_of(sub.owner) or settings.github.token:
+        if settings.repos_of(sub.owner) or settings.github.authenticated:
             return []
         return [f"no repository of {sub.owner} is in [[repos]], and no GitHub token is set to list them"]
     problems = []
@@ -183,10 +183,10 @@ def _unreadable(settings: Settings, sub: Subscription) -> list[str]:
 
 
 def _lacks_token(settings: Settings, kind: str) -> bool:
-    """Whether the source ``kind`` reads a settings table with a token, and it is not set."""
+    """Whether the source ``kind`` reads a settings table that signs in (a token, an App), and it cannot."""
     section = SOURCE_KINDS[kind].section
     table: Any = getattr(settings, section, None) if section is not None else None
-    return hasattr(table, "token") and not table.token
+    return hasattr(table, "authenticated") and not table.authenticated
 
 
 def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:

@@ -115,10 +115,14 @@ def apply_env(data: dict[str, Any], environ: Mapping[str, str]) -> dict[tuple[st
     settings = env_settings()
     _refuse_unknown(env, settings)
     origins: dict[tuple[str, ...], str] = {}
+    names = {s.name for s in settings}
     for setting in settings:
-        found = _lookup(env, setting.names, setting.secret)
+        # A secret whose <VAR>_FILE names a setting of its own ([github] private_key_file) leaves the
+        # file to that setting: one variable, one meaning.
+        files = setting.secret and setting.name + "_FILE" not in names
+        found = _lookup(env, setting.names, files)
         if found is None and not get_key(data, setting.path):
-            found = _lookup(env, ENV_FALLBACKS.get(setting.path, ()), setting.secret)
+            found = _lookup(env, ENV_FALLBACKS.get(setting.path, ()), files)
         if found is not None:
             name, value = found
             set_key(data, setting.path, _parse(name, value) if setting.structured else value)
@@ -183,16 +187,16 @@ def _refuse_unknown(env: Mapping[str, str], settings: tuple[EnvSetting, ...]) ->
             )
 
 
-def _lookup(env: Mapping[str, str], names: tuple[str, ...], secret: bool) -> tuple[str, str] | None:
-    """(variable, value) of the first of ``names`` set, a secret read from its <VAR>_FILE if named so."""
-    if secret:
+def _lookup(env: Mapping[str, str], names: tuple[str, ...], files: bool) -> tuple[str, str] | None:
+    """(variable, value) of the first of ``names`` set; with ``files``, from its <VAR>_FILE if so named."""
+    if files:
         for name in names:
             if env.get(name) and env.get(name + "_FILE"):
                 raise ConfigError(f"environment {name}_FILE: {name} is set too; set one of the two")
     for name in names:
         if env.get(name):
             return name, env[name]
-        if secret and env.get(name + "_FILE"):
+        if files and env.get(name + "_FILE"):
             return name + "_FILE", _read_secret(name + "_FILE", env[name + "_FILE"])
     return None
 

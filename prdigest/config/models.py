@@ -25,7 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-# [storage] lives beside its URL parsing; named here with the other sections.
+# [github] and [storage] live in their own modules; named here with the other sections.
+from prdigest.config.github import GithubSettings as GithubSettings
 from prdigest.config.storage_url import DEFAULT_DB as DEFAULT_DB
 from prdigest.config.storage_url import StorageSettings as StorageSettings
 from prdigest.config.workers import WorkerSettings as WorkerSettings
@@ -272,20 +273,6 @@ class LogSettings(_Section):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.lower() if isinstance(value, str) else value
-
-
-class GithubSettings(_Section):
-    url: Url = "https://api.github.com"
-    token: SecretStr | None = None
-
-    @property
-    def web_url(self) -> str:
-        """Where the API's repositories are shown: github.com for api.github.com, a GitHub Enterprise
-        server's root for its ``https://host/api/v3``."""
-        parts = urlsplit(self.url)
-        if parts.hostname == "api.github.com":
-            return "https://github.com"
-        return f"{parts.scheme}://{parts.netloc}{parts.path.split('/api/', 1)[0].rstrip('/')}"
 
 
 LOCAL_WORKERS, HOSTED_WORKERS = 2, 8

@@ -70,7 +70,7 @@ def describe(sub: Subscription, lang: str) -> str:
 def subscribe(intent: Intent, ctx: Context, svc: Services) -> Reply:
     _, sub, lang = _admin_args(intent, ctx, svc)
     t = texts(lang)
-    if sub.owner is not None and not (team_repos(svc.settings, sub) or svc.settings.github.token):
+    if sub.owner is not None and not (team_repos(svc.settings, sub) or svc.settings.github.authenticated):
         # No weekly run could find a repository of it: said now, not in a failed delivery.
         raise Answer(text_reply("text", lang, t["team_no_repos"].format(owner=sub.owner)))
     configured = None if sub.is_team else svc.settings.repo(sub.repo).git

@@ -24,10 +24,10 @@ OwnerLister = Callable[[str], list[str]]
 
 def team_repos(settings: Settings, sub: Subscription, list_owner: OwnerLister | None = None) -> list[str]:
     """The repositories a team subscription reports: its ``repos`` as given; for an ``owner``, the
-    repositories of that owner in the settings' [[repos]], then (with a GitHub token) GitHub's others."""
+    repositories of that owner in the settings' [[repos]], then (signed in to GitHub) GitHub's others."""
     if sub.owner is None:
         return list(sub.repos) or [sub.repo]
-    listed = list_owner(sub.owner) if list_owner is not None and settings.github.token else []
+    listed = list_owner(sub.owner) if list_owner is not None and settings.github.authenticated else []
     return list(dict.fromkeys([*settings.repos_of(sub.owner), *listed]))
 
 

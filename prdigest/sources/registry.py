@@ -33,11 +33,12 @@ def _configured_clone(settings: Settings, repo: str) -> Source | None:
 
 
 def _github(settings: Settings, repo: str) -> Source | None:
-    if settings.github.token is None:
+    if not settings.github.authenticated:
         return None
     from prdigest.sources.github.source import GitHubSource, make_client
 
-    return GitHubSource(make_client(settings), repo, settings.repo(repo).base_branch)
+    owner = repo.split("/", 1)[0]  # a GitHub App signs in as its installation on the owner
+    return GitHubSource(make_client(settings, owner=owner), repo, settings.repo(repo).base_branch)
 
 
 # Tried in order for a repository the command names no source of; the first that gives one wins.
@@ -46,7 +47,7 @@ FACTORIES: list[SourceFactory] = [_configured_clone, _github]
 
 def source_factory(settings: Settings, given: Source | None = None) -> Callable[[str], Source | None]:
     """Where each repository's PRs come from: the source the command was given, else the first of
-    `FACTORIES` that has one (a clone named in the settings, GitHub when a token is set), else none
+    `FACTORIES` that has one (a clone named in the settings, GitHub when a token or an App is set), else none
     (the cache only)."""
 
     def source_for(repo: str) -> Source | None:
@@ -65,7 +66,7 @@ def open_source(
     settings: Settings, git: str | Path | None, fixture: str | Path | None, repo: str | None
 ) -> Source | None:
     """The source the options name: a clone, a fixture, or for --repo alone the repository's configured
-    source (a clone in the settings, else GitHub when a token is set); None means "the cache only"."""
+    source (a clone in the settings, else GitHub when a token or an App is set); None: the cache only."""
     if git and fixture:
         raise SourceError("choose one source: --git PATH or --fixture FILE")
     if git:

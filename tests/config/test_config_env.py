@@ -26,6 +26,7 @@ ENTRIES: dict[type[BaseModel], dict[str, Any]] = {
     Subscription: {"platform": "console", "chat_id": "local", "repo": "octo/widgets", "day": "fri"},
     PersonSettings: {"github": "octocat", "email": ["octocat@widgets.example"]},
 }
+APP_KEYS = {("github", "private_key"), ("github", "private_key_file")}
 # Strings with a format: a zone and a URL, one of which suits every string setting.
 STRINGS = ["Europe/Berlin", "https://prdigest.example/api", "sqlite:///srv/prdigest/other.db"]
 
@@ -61,11 +62,16 @@ def value_at(settings: BaseModel | None, path: tuple[str, ...]) -> Any:
     return value
 
 
-def with_model(setting: EnvSetting, env: dict[str, str]) -> dict[str, str]:
-    """The LLM settings count only once a model is named."""
-    if setting.path[0] == "llm" and "PRDIGEST_LLM__MODEL" not in env:
-        return {**env, "PRDIGEST_LLM__MODEL": "qwen3"}
-    return env
+def with_companions(setting: EnvSetting, env: dict[str, str]) -> dict[str, str]:
+    """The LLM settings count only once a model is named; a GitHub App's id and key go together."""
+    companions: dict[str, str] = {}
+    if setting.path[0] == "llm":
+        companions = {"PRDIGEST_LLM__MODEL": "qwen3"}
+    elif setting.path in (("github", "app_id"), ("github", "installation_id")):
+        companions = {"PRDIGEST_GITHUB__APP_ID": "7", "PRDIGEST_GITHUB__PRIVATE_KEY": "the App's key"}
+    elif setting.path in APP_KEYS:
+        companions = {"PRDIGEST_GITHUB__APP_ID": "7"}
+    return {**companions, **env}
 
 
 def test_the_walk_finds_every_table_and_the_settings_added_lately() -> None:
@@ -92,7 +98,7 @@ def test_every_setting_is_set_by_its_variable(setting: EnvSetting, tmp_path: Pat
             continue
         text = json.dumps(sample) if setting.structured else str(sample)
         try:
-            settings = load_settings(env=with_model(setting, {setting.name: text}), cwd=tmp_path)
+            settings = load_settings(env=with_companions(setting, {setting.name: text}), cwd=tmp_path)
         except ConfigError as exc:
             refused.append(str(exc))
             continue
@@ -109,12 +115,16 @@ def test_every_setting_is_set_by_its_variable(setting: EnvSetting, tmp_path: Pat
 def test_every_secret_is_set_by_each_of_its_variables_and_their_files(
     setting: EnvSetting, name: str, tmp_path: Path
 ) -> None:
-    settings = load_settings(env=with_model(setting, {name: "s3cret-from-env"}), cwd=tmp_path)
+    settings = load_settings(env=with_companions(setting, {name: "s3cret-from-env"}), cwd=tmp_path)
     assert value_at(settings, setting.path) == SecretStr("s3cret-from-env")
     secret_file = tmp_path / "secret"
     secret_file.write_text("s3cret-from-file\n")
-    settings = load_settings(env=with_model(setting, {f"{name}_FILE": str(secret_file)}), cwd=tmp_path)
-    assert value_at(settings, setting.path) == SecretStr("s3cret-from-file")
+    settings = load_settings(env=with_companions(setting, {f"{name}_FILE": str(secret_file)}), cwd=tmp_path)
+    own = next((s for s in SETTINGS if s.name == f"{name}_FILE"), None)
+    if own is not None:  # its file is a setting of its own ([github] private_key_file), read where it is used
+        assert value_at(settings, own.path) == secret_file and value_at(settings, setting.path) is None
+    else:
+        assert value_at(settings, setting.path) == SecretStr("s3cret-from-file")
 
 
 def test_a_secret_from_a_file_is_masked_in_output(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ repository with NOT_FOUND. It counts requests per path and can be told to fail:
 ``fail("rate-limited")``; ``FakePR.broken`` makes one PR unreadable. Open PRs (``is_open``, drafts,
 review decisions, requested reviewers: users, teams and bots), a default branch's head checks
 (``FakeRepo.head_checks``), files at HEAD (``FakeRepo.files``: a .prdigest.toml, a CODEOWNERS) and
-owners' repository lists (forks, archived ones) answer the open-PR and owner queries.
+owners' repository lists (forks, archived ones) answer the open-PR and owner queries. A GitHub App
+(``add_app``, fakes.github_app) finds its installations and gets installation tokens, which the API accepts.
 
     with FakeGitHub() as fake:
         fake.add_repo(FakeRepo.generate("acme/rocket", ...))
@@ -36,6 +37,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import graphql
+
+from .github_app import FakeApp
 
 TOKEN = "ghp_fake0123456789"
 SEARCH_CAP = 1000
@@ -691,6 +694,7 @@ class FakeGitHub:
         self.operations: Counter[str] = Counter()  # GraphQL operation names
         self.searches: list[str] = []  # search query strings, in order
         self.faults: deque[Fault] = deque()
+        self.app: FakeApp | None = None
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._schema = graphql.build_schema(SCHEMA_PATH.read_text())
@@ -702,6 +706,11 @@ class FakeGitHub:
     def add_repo(self, repo: FakeRepo) -> FakeRepo:
         self.repos[repo.name] = repo
         return repo
+
+    def add_app(self, app: FakeApp) -> FakeApp:
+        """The GitHub App whose JWTs and installation tokens this GitHub accepts."""
+        self.app = app
+        return app
 
     def add_owner(self, login: str, kind: str = "Organization") -> None:
         """A user or organization, with or without repositories."""
@@ -775,9 +784,16 @@ class FakeGitHub:
             answer = self._fault(fault, resource)
             if answer is not None:
                 return answer
-        if headers.get("Authorization", "").split(" ", 1)[-1] != self.token or not headers.get(
-            "Authorization"
-        ):
+        authorization = headers.get("Authorization", "")
+        if self.app is not None:  # the App's own endpoints take its JWT
+            answer = self.app.handle(
+                method, path.removeprefix(self.prefix), authorization, set(self.repos), self.url
+            )
+            if answer is not None:
+                return self._json(*answer, resource)
+        credential = authorization.split(" ", 1)[-1]
+        installed = self.app is not None and self.app.accepts(credential)
+        if not authorization or (credential != self.token and not installed):
             return self._json(401, {"message": "Bad credentials", "documentation_url": _DOCS}, resource)
         if path.removeprefix(self.prefix) == "/rate_limit":
             return self._json(200, self._rate_limit_body(), resource)

@@ -39,9 +39,10 @@ from prdigest.sources.parsing import excerpt
 from prdigest.storage import github_cache
 
 if TYPE_CHECKING:
-    from github import GithubException
+    from github import GithubException, GithubRetry
     from requests import RequestException
 
+    from prdigest.sources.github.app_auth import InstallationAuth
     from prdigest.storage import Store
 
 GITHUB_URL = "https://api.github.com"
@@ -60,6 +61,7 @@ class ClientOptions:
     secondary_wait: int = 60  # wait after a secondary rate limit that names no Retry-After
     reserve: int = 0  # rate-limit points a sync leaves unspent
     batch_size: int = BATCH_SIZE
+    token_renewal: float = 300  # seconds before its expiry a GitHub App's installation token is renewed
 
 
 @dataclass
@@ -74,9 +76,19 @@ class RateBudget:
         return f"{left} points left{reset}"
 
 
-def make_client(settings: Settings | GithubSettings, options: ClientOptions | None = None) -> GitHubClient:
-    """The client for the settings' GitHub URL and token; a clear error when there is no token."""
+def make_client(
+    settings: Settings | GithubSettings, options: ClientOptions | None = None, *, owner: str | None = None
+) -> GitHubClient:
+    """The client for the settings' GitHub URL, signed in as their GitHub App's installation on ``owner``
+    (the App wins over a token), else with their token; a clear error when it has neither."""
     github = settings.github if isinstance(settings, Settings) else settings
+    options = options or ClientOptions()
+    if github.app_id is not None:
+        from prdigest.sources.github.app_auth import InstallationAuth, github_app
+
+        app = github_app(github, timeout=options.timeout, retry=github_retry(options))
+        auth = InstallationAuth(app, owner, github.installation_id, options.token_renewal)
+        return GitHubClient(auth, github.url, options)
     token = github.token.get_secret_value().strip() if github.token else ""
     if not token:
         raise GitHubAuthError(
@@ -86,11 +98,30 @@ def make_client(settings: Settings | GithubSettings, options: ClientOptions | No
     return GitHubClient(token, github.url, options)
 
 
-class GitHubClient:
-    """One token on one GitHub host. Counts its requests by purpose and tracks the rate limits."""
+def github_retry(o: ClientOptions) -> GithubRetry:
+    """PyGithub's retries of 5xx answers, timeouts and rate limits, bounded by the options."""
+    from github import GithubRetry
 
-    def __init__(self, token: str, url: str = GITHUB_URL, options: ClientOptions | None = None):
-        from github import Auth, Github, GithubRetry
+    return GithubRetry(
+        total=o.retries,
+        backoff_factor=o.backoff,
+        backoff_max=o.max_wait,
+        retry_after_max=o.max_wait,
+        secondary_rate_wait=o.secondary_wait,
+        max_rate_limit_wait=o.max_wait,
+        # The last failed answer reaches PyGithub, which raises its own exception for it.
+        raise_on_status=False,
+    )
+
+
+class GitHubClient:
+    """One token (or a GitHub App's installation) on one GitHub host. Counts its requests by purpose and
+    tracks the rate limits."""
+
+    def __init__(
+        self, token: str | InstallationAuth, url: str = GITHUB_URL, options: ClientOptions | None = None
+    ):
+        from github import Auth, Github
 
         self.url = url.rstrip("/")
         if urlparse(self.url).scheme not in ("http", "https") or not urlparse(self.url).hostname:
@@ -99,22 +130,12 @@ class GitHubClient:
                 "GitHub Enterprise is https://HOST/api/v3)"
             )
         self.options = options or ClientOptions()
-        o = self.options
-        retry = GithubRetry(
-            total=o.retries,
-            backoff_factor=o.backoff,
-            backoff_max=o.max_wait,
-            retry_after_max=o.max_wait,
-            secondary_rate_wait=o.secondary_wait,
-            max_rate_limit_wait=o.max_wait,
-            # The last failed answer reaches PyGithub, which raises its own exception for it.
-            raise_on_status=False,
-        )
+        self._app = None if isinstance(token, str) else token
         self._github = Github(
             base_url=self.url,
-            auth=Auth.Token(token),
-            retry=retry,
-            timeout=o.timeout,
+            auth=Auth.Token(token) if isinstance(token, str) else token.for_pygithub(),
+            retry=github_retry(self.options),
+            timeout=self.options.timeout,
             per_page=100,
             seconds_between_requests=None,
             seconds_between_writes=None,
@@ -211,6 +232,12 @@ class GitHubClient:
 
         attempts = self.options.retries + 1
         message = exc.message or (exc.data.get("message") if isinstance(exc.data, dict) else None) or ""
+        if (isinstance(exc, BadCredentialsException) or exc.status == 401) and self._app is not None:
+            self._app.rejected()
+            return GitHubAuthError(
+                f"GitHub at {self.url} rejected GitHub App {self._app.app.app_id}'s installation token "
+                f"(401 {message or 'Bad credentials'}); the next request asks for a new one"
+            )
         if isinstance(exc, BadCredentialsException) or exc.status == 401:
             return GitHubAuthError(
                 f"GitHub at {self.url} rejected the token (401 {message or 'Bad credentials'}): "
@@ -237,7 +264,8 @@ class GitHubClient:
                 overloaded=True,
             )
         if exc.status == 403:
-            return GitHubAuthError(f"GitHub refused access (403 {message}): check the token's scopes")
+            scopes = "the token's scopes" if self._app is None else "the GitHub App's permissions"
+            return GitHubAuthError(f"GitHub refused access (403 {message}): check {scopes}")
         return GitHubError(f"GitHub answered {exc.status}: {message or exc.data}")
 
     def _transport_error(self, exc: RequestException) -> GitHubError:

@@ -294,7 +294,7 @@ def owner_repositories(settings: Settings, owner: str) -> list[str]:
     sorted by name."""
     if not OWNER_LOGIN.fullmatch(owner or ""):
         raise GitHubError(f"{owner!r} is not a GitHub user or organization name")
-    client = make_client(settings)
+    client = make_client(settings, owner=owner)
     found: list[str] = []
     after: str | None = None
     while True:
