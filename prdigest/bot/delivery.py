@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 
 from rich.console import Console
 
+from prdigest.analysis.llm.patience import waiting_out_rate_limits
 from prdigest.bot.pages import page_link
 from prdigest.clock import utc_now
 from prdigest.config import Settings
@@ -119,8 +120,8 @@ def deliver_subscription(
     worker: str | None = None,
     lease: timedelta | None = None,
 ) -> Outcome:
-    """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``);
-    its claim holds for ``lease`` unrenewed (default `LEASE`)."""
+    """Deliver the subscription's report of ``window`` (default: the last complete week before ``now``, the
+    fire time of a scheduled run); its claim holds for ``lease`` unrenewed (default `LEASE`)."""
     lease = lease or LEASE
     if sub.id is None:
         raise DeliveryError("the subscription is not saved yet")
@@ -142,7 +143,9 @@ def deliver_subscription(
         if busy.row.status != "claimed":
             return Outcome(key, "already", busy.row.message_id)
         return Outcome(key, "busy", retry_at=busy.row.claimed_at + lease)
-    with heartbeat(store, key, claimed.fence, lease / 3):
+    # A scheduled run (``now``: its fire time) may wait out the LLM's rate limit until its deadline.
+    patience = (now + settings.schedule.deadline - utc_now()).total_seconds() if now else 0.0
+    with heartbeat(store, key, claimed.fence, lease / 3), waiting_out_rate_limits(patience):
         return _deliver_claimed(settings, store, sub, window, deliverer, key, claimed)
 
 

@@ -27,6 +27,7 @@ from pydantic import (
 
 # [github] and [storage] live in their own modules; named here with the other sections.
 from prdigest.config.github import GithubSettings as GithubSettings
+from prdigest.config.schedule import ScheduleSettings
 from prdigest.config.storage_url import DEFAULT_DB as DEFAULT_DB
 from prdigest.config.storage_url import StorageSettings as StorageSettings
 from prdigest.config.workers import WorkerSettings as WorkerSettings
@@ -379,6 +380,7 @@ class Settings(_Section):
     slack: SlackSettings = Field(default_factory=SlackSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     workers: WorkerSettings = Field(default_factory=WorkerSettings)
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
     # Weekly reports set in the file; chat adds more (both land in the subscriptions table).
     subscriptions: list[Subscription] = []
     # The LLM engine: on only when a model is named ([llm] model, PRDIGEST_LLM_MODEL).

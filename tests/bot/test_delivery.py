@@ -239,3 +239,27 @@ def test_a_week_held_by_a_dead_worker_is_retried_when_its_claim_runs_out(store: 
         assert len(slack.posted) == 1 and get_delivery(store, key).status == "posted"
     finally:
         scheduler.shutdown()
+
+
+@pytest.mark.parametrize("deadline_minutes", [60, 0])
+def test_a_scheduled_delivery_waits_out_the_llms_rate_limit_until_its_deadline(
+    store: Store, sub: Subscription, serve, deadline_minutes: int
+) -> None:
+    from fakes.openai_api import Reply
+    from serve_support import llm_env
+
+    from prdigest import clock
+
+    fake = serve()
+    fake.enqueue(Reply(status=429, headers={"retry-after": "0.3"}))
+    env = {**llm_env(fake), "PRDIGEST_LLM__MAX_RETRIES": "0", "PRDIGEST_LLM__CONCURRENCY": "1"}
+    env["PRDIGEST_SCHEDULE__DEADLINE_MINUTES"] = str(deadline_minutes)
+    clock.set_now(FIRE + timedelta(minutes=2))  # the run started two minutes after its fire time
+    outcome = deliver_subscription(load_settings(env=env), store, sub, {"slack": Recorder()}, now=FIRE)
+    assert outcome.status == "posted" and outcome.report is not None
+    engines = outcome.report.stats.engines
+    if deadline_minutes:
+        assert engines == {"llm": 30}  # the 429's PR too: asked again after its Retry-After
+        assert len(fake.requests) == 32  # 30 PRs, the narrative, and the one answered 429
+    else:
+        assert engines == {"llm": 29, "rules": 1}  # no time to wait: that PR is the rules'

@@ -148,6 +148,7 @@ def test_the_example_config_is_valid_and_complete(tmp_path: Path) -> None:
         "slack",
         "web",
         "workers",
+        "schedule",
         "log",
         "admins",
         "access",

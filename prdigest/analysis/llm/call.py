@@ -70,6 +70,7 @@ class Exchange:
     input_tokens: int = 0
     output_tokens: int = 0
     detail: str = ""  # a failure's reason as the server or the SDK gave it, for `prdigest llm check`
+    retry_after: float | None = None  # a 429's Retry-After, in seconds, when it gave one
 
 
 @dataclass(frozen=True)

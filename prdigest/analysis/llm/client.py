@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from prdigest.analysis.llm.call import Attempt, Call, Exchange, request_hash
 from prdigest.analysis.llm.gate import GateRefused
+from prdigest.analysis.llm.patience import pause, retry_after
 from prdigest.analysis.llm.safety import estimate_tokens
 from prdigest.analysis.llm.schemas import CHARS_PER_TOKEN, LLMOutput, describe_error, strict_schema
 from prdigest.analysis.llm.stream import Chunks, joined
@@ -80,11 +81,14 @@ class LLMClient:
     def rung(self) -> str:
         return RUNGS[self.start]
 
-    def complete(self, call: Call, record: Callable[[Attempt], None]) -> LLMOutput:
-        """The validated answer to ``call``; every request sent is passed to ``record``."""
+    def complete(
+        self, call: Call, record: Callable[[Attempt], None], until: float | None = None
+    ) -> LLMOutput:
+        """The validated answer to ``call``; every request sent is passed to ``record``. A 429 is waited
+        out while the pause ends before ``until`` (a monotonic time; None: never)."""
         messages = list(call.messages)
         rung = self.start
-        repaired = interrupted = False
+        repaired, interrupted, waits = False, False, 0
         max_tokens = self.settings.max_output_tokens.of(call.purpose)
         while True:
             sent = self._messages(messages, RUNGS[rung], call.lang)
@@ -119,6 +123,9 @@ class LLMClient:
                     {"role": "assistant", "content": reply.text[:REPLY_ECHO]},
                     {"role": "user", "content": repair},
                 ]
+            elif outcome == "rate_limited" and (wait := pause(reply.retry_after, waits, until)) is not None:
+                waits += 1  # the run may wait (patience.py): asked again, on the same rung
+                time.sleep(wait)
             elif outcome == "interrupted" and not interrupted:
                 interrupted = True  # asked again, one stream at a time from now on (see `_send`)
             elif outcome in ("invalid", "gate"):
@@ -342,7 +349,9 @@ def _failed(exc: openai.OpenAIError) -> Exchange:
     if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base
         return Exchange("timeout", detail=str(exc))
     if isinstance(exc, openai.APIStatusError):
-        return Exchange(_refusal(exc), detail=f"HTTP {exc.status_code}: {_server_reason(exc)}")
+        outcome = _refusal(exc)
+        wait = retry_after(exc.response.headers) if outcome == "rate_limited" else None
+        return Exchange(outcome, detail=f"HTTP {exc.status_code}: {_server_reason(exc)}", retry_after=wait)
     if isinstance(exc, openai.APIConnectionError):
         return Exchange("unavailable", detail=str(exc.__cause__ or exc))
     return Exchange("error", detail=str(exc))

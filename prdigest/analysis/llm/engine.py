@@ -31,6 +31,7 @@ from prdigest.analysis.llm.client import (
 from prdigest.analysis.llm.gate import Gate, GateRefused, analysis_texts, prompt_gate
 from prdigest.analysis.llm.merge import flat_scores, with_rules, with_rules_scores
 from prdigest.analysis.llm.narrative import apply_narrative, narrative_call
+from prdigest.analysis.llm.patience import wait_until
 from prdigest.analysis.llm.pr_call import pr_call
 from prdigest.analysis.llm.schemas import (
     SOURCES,
@@ -78,6 +79,7 @@ class LLMEngine:
         self._failed: Counter[str] = Counter()  # PRs the LLM did not analyse, by why
         self._breaker = Breaker()  # stops the run's requests to a model that keeps failing
         self._input_budget = settings.input_budget_tokens  # halved when a prompt overflows the context
+        self._wait_until = wait_until()  # how long a 429 may be waited out (patience.py)
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -99,7 +101,7 @@ class LLMEngine:
         self._budget.check()
         self._note_run()
         try:
-            result = self.client.complete(call, lambda attempt: self._record(call, attempt))
+            result = self.client.complete(call, lambda attempt: self._record(call, attempt), self._wait_until)
         except LLMUnavailable as exc:
             if exc.fatal:
                 self._halted = str(exc)

@@ -343,6 +343,48 @@ def test_429_is_retried_after_retry_after(store: Store, serve) -> None:
     assert engine.usage().calls == 1  # the SDK's retry is inside one logged call
 
 
+@pytest.mark.parametrize("patience", [None, 30.0, 0.2])
+def test_a_429_is_waited_out_only_within_a_scheduled_runs_deadline(
+    store: Store, serve, patience: float | None
+) -> None:
+    """No SDK retries (a local server's default): a delivery's run waits the Retry-After and asks again
+    while its deadline allows; a chat's or the CLI's (no deadline), or one whose deadline is too near,
+    leaves the PR to the rules at once."""
+    from contextlib import nullcontext
+
+    from prdigest.analysis.llm.patience import waiting_out_rate_limits
+
+    fake = serve()
+    fake.enqueue(Reply(status=429, headers={"retry-after": "0.5"}))
+    pr = week_prs(store)[0]
+    with waiting_out_rate_limits(patience) if patience is not None else nullcontext():
+        analyses, engine = analyse(store, settings(fake, max_retries=0), [pr])
+    outcomes = [c.outcome for c in llm_log.calls_of_run(store, engine.run_id)]
+    if patience == 30.0:
+        assert analyses[pr.number].engine == "llm" and outcomes == ["rate_limited", "ok"]
+        first, again = fake.requests
+        assert again.at - first.at >= 0.5
+    else:
+        assert analyses[pr.number].engine == "rules" and outcomes == ["rate_limited"]
+        assert engine.usage().not_analysed == {"rate_limited": 1}
+
+
+def test_retry_after_in_either_header_and_the_pauses_without_one() -> None:
+    import time
+
+    from prdigest.analysis.llm.patience import BACKOFF_S, MAX_PAUSE_S, pause, retry_after
+
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after({"retry-after": "3"}) == 3.0
+    assert retry_after({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}) is None  # a date: backoff
+    assert retry_after({"retry-after": "-1"}) is None and retry_after({}) is None
+    later = time.monotonic() + 3600
+    assert [pause(None, n, later) for n in range(3)] == [BACKOFF_S, 2 * BACKOFF_S, 4 * BACKOFF_S]
+    assert pause(7200.0, 0, later) == MAX_PAUSE_S  # asked again within the hour, whatever it said
+    assert pause(1.0, 0, None) is None  # outside a scheduled run
+    assert pause(10.0, 0, time.monotonic() + 5) is None  # past the deadline
+
+
 def test_a_slow_pr_falls_back_alone(store: Store, serve) -> None:
     slow = 4110
 
