@@ -147,7 +147,9 @@ class WeeklyScheduler:
         sub = get_subscription(self.store, sub_id)
         if sub is None:  # removed since the job was scheduled
             return None
-        return self._deliver(sub, self.clock())
+        # The week of the time it was due, not of the time the job woke: one woken late past midnight
+        # into Monday would otherwise report the week after the one the catch-up reports.
+        return self._deliver(sub, last_fire(sub, self.clock()))
 
     def retry_job(self, sub: Subscription, fired: datetime) -> tuple[datetime, Callable[[], object]] | None:
         """The latest retry of the week of ``fired`` (when it runs, and the run itself), if any."""

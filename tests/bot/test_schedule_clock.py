@@ -172,6 +172,18 @@ def far_from_now() -> tuple[dict[str, str], datetime]:
     return {"day": WEEKDAYS[at.weekday()], "time": f"{at:%H:%M}", "tz": "UTC"}, fire
 
 
+def test_a_job_woken_past_midnight_reports_the_week_of_its_fire_time(store: Store) -> None:
+    """Due Sunday 23:30, run at 00:30 on Monday: the week it was due for (the one the catch-up reports),
+    not the week that has just ended."""
+    sub = subscribe(store, day="sun", time="23:30", tz="UTC")
+    chat = Chat()
+    woke = datetime(2026, 9, 21, 0, 30, tzinfo=UTC)  # a Monday
+    scheduler = WeeklyScheduler(settings(), store, {"slack": chat}, clock=lambda: woke)
+    outcome = scheduler.run(sub.id)
+    assert outcome is not None and outcome.key.endswith(":2026-W37")  # 2026-09-07..13, before Sun 20th
+    assert [o.status for o in scheduler.catch_up()] == ["already"] and len(chat.posted) == 1
+
+
 @pytest.mark.parametrize(("late", "event", "posts"), [(1, EVENT_JOB_EXECUTED, 1), (7, EVENT_JOB_MISSED, 0)])
 def test_a_cron_job_woken_late_runs_once_within_the_grace_and_not_after(
     store: Store, late: int, event: int, posts: int
