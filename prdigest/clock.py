@@ -14,8 +14,10 @@ never shifted. Durations are measured with ``time.monotonic``; neither is a date
 
 from __future__ import annotations
 
+import email.utils
 import os
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 ENV = "PRDIGEST_NOW"
@@ -67,3 +69,22 @@ def parse_instant(text: str, what: str) -> datetime:
 
 def _offset_to(when: datetime) -> timedelta:
     return when.astimezone(UTC) - machine_utc_now()
+
+
+def retry_after_s(headers: Mapping[str, object]) -> float | None:
+    """The server's ``Retry-After`` in seconds from now (seconds or an HTTP date, on the machine's clock;
+    Lark's ``x-ogw-ratelimit-reset``): the chat platforms' and the LLM's."""
+    for name, value in headers.items():
+        if name.lower() not in ("retry-after", "x-ogw-ratelimit-reset"):
+            continue
+        text = str(value[0] if isinstance(value, list | tuple) and value else value).strip()
+        try:
+            return max(0.0, float(text))
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - machine_utc_now()).total_seconds())
+    return None

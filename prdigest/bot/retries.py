@@ -4,12 +4,10 @@ call fails, and the weekly job's own retry (scheduler.py) comes back later."""
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
-from collections.abc import Mapping
 
-from prdigest.clock import machine_utc_now
+from prdigest.clock import retry_after_s as retry_after_s  # the adapters' and tests' name for it
 
 ATTEMPTS = 3  # tries of one call, the first included
 BASE_S = 0.5  # the first backoff; doubled at each attempt
@@ -19,24 +17,6 @@ MAX_WAIT_S = 30.0  # no single wait is longer, whatever the server asks
 def backoff_s(attempt: int) -> float:
     """The wait before retry number ``attempt`` (1, 2, ...): exponential, with jitter, capped."""
     return float(min(MAX_WAIT_S, BASE_S * 2 ** (attempt - 1) * (1 + random.random() / 2)))
-
-
-def retry_after_s(headers: Mapping[str, object]) -> float | None:
-    """The server's ``Retry-After`` (seconds or an HTTP date; Lark's ``x-ogw-ratelimit-reset``)."""
-    for name, value in headers.items():
-        if name.lower() not in ("retry-after", "x-ogw-ratelimit-reset"):
-            continue
-        text = str(value[0] if isinstance(value, list | tuple) and value else value).strip()
-        try:
-            return max(0.0, float(text))
-        except ValueError:
-            pass
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, (when - machine_utc_now()).total_seconds())
-    return None
 
 
 def wait_s(attempt: int, retry_after: float | None) -> float | None:

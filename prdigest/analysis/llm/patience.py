@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 
+from prdigest.clock import retry_after_s
+
 MAX_PAUSE_S = 60.0  # a Retry-After longer than this is taken as this, then asked again
 BACKOFF_S = 2.0  # the first pause when the server names none, doubled each time up to MAX_PAUSE_S
 
@@ -45,11 +47,10 @@ def pause(retry_after: float | None, waited: int, until: float | None) -> float 
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """A 429's wait in seconds: ``retry-after-ms`` (OpenAI's), else ``retry-after`` in seconds; None for
-    none, or one in another form (an HTTP date)."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        with suppress(ValueError):
-            seconds = float(headers.get(name, "")) * scale
-            if 0 <= seconds < float("inf"):
-                return seconds
-    return None
+    """A 429's wait in seconds: OpenAI's ``retry-after-ms``, else ``Retry-After`` (`clock.retry_after_s`);
+    None when it gave neither."""
+    with suppress(ValueError):
+        seconds = float(headers.get("retry-after-ms", "")) / 1000
+        if 0 <= seconds < float("inf"):
+            return seconds
+    return retry_after_s(headers)

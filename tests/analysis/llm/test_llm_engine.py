@@ -376,8 +376,9 @@ def test_retry_after_in_either_header_and_the_pauses_without_one() -> None:
 
     assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
     assert retry_after({"retry-after": "3"}) == 3.0
-    assert retry_after({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}) is None  # a date: backoff
-    assert retry_after({"retry-after": "-1"}) is None and retry_after({}) is None
+    assert retry_after({"retry-after": "Thu, 01 Jan 1970 00:00:00 GMT"}) == 0  # a date already past
+    assert retry_after({"retry-after-ms": "soon", "retry-after": "2"}) == 2.0
+    assert retry_after({"retry-after": "later"}) is None and retry_after({}) is None
     later = time.monotonic() + 3600
     assert [pause(None, n, later) for n in range(3)] == [BACKOFF_S, 2 * BACKOFF_S, 4 * BACKOFF_S]
     assert pause(7200.0, 0, later) == MAX_PAUSE_S  # asked again within the hour, whatever it said
