@@ -204,6 +204,9 @@ class PRAnalysis(_Many):
     repo: str
     number: int
     summary: str
+    # The language the LLM wrote it in ("" for the rules': the report's), and its summary in the others.
+    lang: str = ""
+    translations: dict[str, str] = {}
     explanation: str = ""
     importance: float = Field(ge=0, le=10)
     insight: float = Field(ge=0, le=10)

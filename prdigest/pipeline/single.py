@@ -264,6 +264,7 @@ def ask_llm(
         prs, analyses, taxonomy, lang, diff_loader(store, source),
         on_done=lambda done, total: shown.count("PRs analysed", done, total),
         instructions=settings.repo(prs[0].repo).extra_instructions if prs else "",
+        written_in=settings.report.language,  # one analysis per PR, whatever the report's language
     )  # fmt: skip
     return analysed, engine
 

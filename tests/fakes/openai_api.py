@@ -415,6 +415,7 @@ def analysis_json(number: int, **fields: Any) -> str:
     """A valid analysis of PR ``number``; ``fields`` replace the defaults."""
     value = {
         "summary": f"Change {number} in one line",
+        "summary_translated": f"Change {number} in one line",  # the other language's, as tests read it
         "explanation": f"PR {number} changes one thing. It matters a little.",
         # Scores that differ from PR to PR: equal scores over a week are invalid output.
         "importance": 3 + number % 6,

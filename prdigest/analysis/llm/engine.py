@@ -201,6 +201,7 @@ class LLMEngine:
         on_done: Progress | None = None,
         *,
         instructions: str = "",
+        written_in: str | None = None,
     ) -> dict[int, PRAnalysis]:
         """Each PR's LLM analysis, from the cache or one call per PR in parallel; ``rules[n]`` where it fails.
 
@@ -210,7 +211,11 @@ class LLMEngine:
         analysis's prose may name. ``on_done(done, total)`` is called as each PR sent to the LLM is
         finished (answered or fallen back), one call at a time, ``done`` counting up to ``total``.
         ``instructions``: the repository's ``extra_instructions``, data in each prompt (part of the key).
+        ``written_in``: the language every analysis is asked in (default ``lang``), whatever the report's:
+        a PR is analysed once, and a report in another language reads the summary the same answer
+        translated (``merge.told_in``).
         """
+        report_lang, lang = lang, written_in or lang
         version = self.analysis_version(taxonomy, lang, instructions)
         prs_n = numbered(prs)
         raw: dict[int, PRAnalysis] = {}  # the LLM's own analyses, as cached
@@ -252,7 +257,7 @@ class LLMEngine:
                 if analysis is not None:
                     raw[n], how[n] = analysis, "llm"
         window = {n for n, _ in prs_n}
-        out = {n: with_rules(a, rules[n], window) for n, a in raw.items()}
+        out = {n: with_rules(a, rules[n], window, report_lang) for n, a in raw.items()}
         if flat_scores(list(out.values())):
             # Scores that rank nothing are invalid output: the rules' scores stand for every PR.
             out = {n: with_rules_scores(a, rules[n]) for n, a in out.items()}
@@ -296,7 +301,7 @@ class LLMEngine:
             self._why("refused rung" if last == "rejected" else last)
             return None
         assert isinstance(result, PRAnalysisOut)
-        analysis = result.to_analysis(pr, self.settings.model, version)
+        analysis = result.to_analysis(pr, self.settings.model, version, lang)
         self.store.put_analysis(pr, analysis, lang)
         return analysis
 

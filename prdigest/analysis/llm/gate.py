@@ -188,7 +188,9 @@ def gated(output: LLMOutput, messages: Iterable[dict[str, str]], lang: str) -> L
     """``output`` with the texts that pass the gate of the request that asked for it; GateRefused when
     its summary fails. Answers other than a PR's analysis and the narrative pass as they are."""
     if isinstance(output, PRAnalysisOut):
-        return output.model_copy(update=analysis_texts(call_gate(messages, lang), output))
+        gate = call_gate(messages, lang)
+        translated = "" if gate.junk(output.summary_translated) else output.summary_translated
+        return output.model_copy(update={**analysis_texts(gate, output), "summary_translated": translated})
     if isinstance(output, NarrativeOut):
         return output.model_copy(update=_narrative_texts(call_gate(messages, lang), output))
     return output

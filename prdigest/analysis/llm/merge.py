@@ -19,10 +19,10 @@ from prdigest.models import PRAnalysis, RiskLabel
 FLAT_SCORES_MIN = 3
 
 
-def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -> PRAnalysis:
-    """The LLM's analysis as a report uses it: its judged labels (or, where it named none, the rules'
-    diff-evidenced ones), the rules' fact labels, the rules' tags where it named none, and no PR
-    number in its prose outside the PR, its related PRs and ``window``.
+def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int], lang: str) -> PRAnalysis:
+    """The LLM's analysis as a report in ``lang`` uses it: its judged labels (or, where it named none, the
+    rules' diff-evidenced ones), the rules' fact labels, the rules' tags where it named none, its summary
+    in ``lang`` (``told_in``), and no PR number in its prose outside the PR, its related PRs and ``window``.
 
     Merged on use, not in the cache: a new rules engine changes the facts without a new LLM call.
     """
@@ -39,7 +39,7 @@ def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -
     theirs = [r.model_copy(update={"by_rules": True}) for r in kept]
     return analysis.model_copy(
         update={
-            "summary": scrub_prs(analysis.summary, keep),
+            "summary": scrub_prs(told_in(analysis, rules, lang), keep),
             "explanation": scrub_prs(analysis.explanation, keep),
             "watch": [t for t in (scrub_prs(w, keep) for w in analysis.watch) if t],
             "unresolved": [t for t in (scrub_prs(u, keep) for u in analysis.unresolved) if t],
@@ -49,6 +49,14 @@ def with_rules(analysis: PRAnalysis, rules: PRAnalysis, window: Iterable[int]) -
             "tags": analysis.tags or rules.tags,
         }
     )
+
+
+def told_in(analysis: PRAnalysis, rules: PRAnalysis, lang: str) -> str:
+    """The analysis's summary in ``lang``: its own, the translation the same answer gave, else the rules'
+    (``rules`` is in the report's language). A PR is analysed once, whatever its reports' languages."""
+    if analysis.lang in ("", lang):
+        return analysis.summary
+    return analysis.translations.get(lang) or rules.summary
 
 
 def diff_evidenced(risk: RiskLabel) -> bool:

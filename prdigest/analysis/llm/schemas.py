@@ -13,6 +13,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
+from prdigest import LANGS
 from prdigest.analysis.llm.safety import Shown, clip, inert, one_line
 from prdigest.analysis.risks.rules import JUDGEMENT_LABELS
 from prdigest.analysis.rules import RISK_RULES
@@ -116,6 +117,8 @@ class PRAnalysisOut(LLMOutput):
     """One PR's analysis as the LLM writes it; ``to_analysis`` makes the PRAnalysis."""
 
     summary: str = Field(description="one line, at most 120 characters")
+    # The summary in the other report language: a report in it tells the PR without a second analysis.
+    summary_translated: str = Field(default="", description="the summary in the other language")
     explanation: str = Field(description="two to four sentences")
     importance: Score
     insight: Score
@@ -127,6 +130,7 @@ class PRAnalysisOut(LLMOutput):
 
     def _check(self, allowed: Allowed) -> None:
         self.summary = _required(one_line(self.summary, 200), "summary")
+        self.summary_translated = one_line(self.summary_translated, 200)
         self.tags = [t for t in dict.fromkeys(self.tags) if t in allowed.tags]
         risks: dict[str, RiskOut] = {}  # one per label
         for r in self.risks:
@@ -137,13 +141,17 @@ class PRAnalysisOut(LLMOutput):
         self.watch = self.watch[:3]
         self.related = [n for n in self.related if allowed.prs is None or n in allowed.prs]
 
-    def to_analysis(self, pr: PullRequest, model: str, version: str) -> PRAnalysis:
-        """The LLM's own PRAnalysis, as cached; ``with_rules`` adds the rules' facts when it is used."""
+    def to_analysis(self, pr: PullRequest, model: str, version: str, lang: str) -> PRAnalysis:
+        """The LLM's own PRAnalysis written in ``lang``, as cached; ``with_rules`` adds the rules' facts
+        (and tells it in the report's language) when it is used."""
         assert pr.number is not None
+        other = [o for o in LANGS if o != lang]
         return PRAnalysis(
             repo=pr.repo,
             number=pr.number,
             summary=self.summary,
+            lang=lang,
+            translations={other[0]: self.summary_translated} if other and self.summary_translated else {},
             explanation=self.explanation,
             importance=self.importance,
             insight=self.insight,
