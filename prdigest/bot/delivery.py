@@ -22,7 +22,7 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -41,6 +41,7 @@ from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
+from prdigest.sources.diffs import diffs_from_cache_only
 from prdigest.sources.registry import open_source
 from prdigest.storage import Store
 from prdigest.storage.deliveries import (
@@ -145,7 +146,9 @@ def deliver_subscription(
         return Outcome(key, "busy", retry_at=busy.row.claimed_at + lease)
     # A scheduled run (``now``: its fire time) may wait out the LLM's rate limit until its deadline.
     patience = (now + settings.schedule.deadline - utc_now()).total_seconds() if now else 0.0
-    with heartbeat(store, key, claimed.fence, lease / 3), waiting_out_rate_limits(patience):
+    # A prepared deployment's scheduled report reads the diffs its LLM evidence needs from the cache.
+    diffs = diffs_from_cache_only() if now and settings.schedule.prepares else nullcontext()
+    with heartbeat(store, key, claimed.fence, lease / 3), waiting_out_rate_limits(patience), diffs:
         return _deliver_claimed(settings, store, sub, window, deliverer, key, claimed)
 
 

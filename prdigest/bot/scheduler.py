@@ -1,4 +1,5 @@
-"""One weekly cron job per subscription, in its own timezone (APScheduler; the only module importing it).
+"""One weekly cron job per subscription, in its own timezone, and the daily prepare of every subscribed
+repository (APScheduler; the only module importing it).
 
 Jobs are rebuilt from the subscriptions at start and whenever chat changes them. A run reports
 the last complete ISO week before its fire time. A run missed by less than the grace period
@@ -28,6 +29,7 @@ from prdigest.clock import utc_now
 from prdigest.config import Settings
 from prdigest.metrics import count_delivery
 from prdigest.periods import last_complete_week
+from prdigest.pipeline.prepare import Prepared, prepare_all
 from prdigest.storage import Store
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
 from prdigest.subscription import WEEKDAYS, Subscription
@@ -36,6 +38,7 @@ log = logging.getLogger("prdigest.scheduler")
 
 GRACE = timedelta(hours=6)
 JOB_PREFIX = "weekly-"
+PREPARE_JOB = "prepare"
 RETRY_PREFIX = "retry-"
 RETRY_FIRST = timedelta(minutes=1)  # the first retry of a failed run; doubled each time
 RETRY_MAX = timedelta(minutes=30)  # the longest wait between two retries
@@ -117,6 +120,12 @@ class WeeklyScheduler:
             for job in self._scheduler.get_jobs():
                 if job.id.startswith(JOB_PREFIX) and job.id not in wanted:
                     job.remove()
+            if self.settings.schedule.prepares:
+                hour, minute = (int(part) for part in self.settings.schedule.prepare_at.split(":"))
+                self._scheduler.add_job(
+                    self.prepare, CronTrigger(hour=hour, minute=minute, timezone=UTC), id=PREPARE_JOB,
+                    replace_existing=True, name="prepare every subscribed repository",
+                )  # fmt: skip
             for sub in subs:
                 self._scheduler.add_job(
                     self.run,
@@ -142,6 +151,10 @@ class WeeklyScheduler:
                 if outcome is not None:
                     outcomes.append(outcome)
         return outcomes
+
+    def prepare(self) -> list[Prepared]:
+        """Sync and analyse every subscribed repository ahead of its reports (pipeline/prepare.py)."""
+        return prepare_all(self.settings, self.store, self.clock())
 
     def run(self, sub_id: int) -> Outcome | None:
         sub = get_subscription(self.store, sub_id)

@@ -9,6 +9,8 @@ worker processes as wanted, on any machine (with SQLite, `serve`'s own scheduler
   search of the chat for an earlier post make a job that runs twice, or is taken over from a worker that
   died, post one card. A failed run is retried with the scheduler's backoff (1 minute, doubled up to 30);
   one whose next try would fall past the grace period gives the week up (recorded, admins told).
+- ``prepare``, daily at ``[schedule] prepare_at``: a job per subscribed repository, the repository its
+  lock, syncs and analyses it ahead of its reports (pipeline/prepare.py).
 - ``retry_stalled``, each minute: the jobs of a worker whose heartbeat stopped (killed, its host lost)
   run again on another.
 """
@@ -31,6 +33,8 @@ from prdigest.config import Settings
 from prdigest.metrics import count_delivery
 from prdigest.models import iso_week_label
 from prdigest.periods import last_complete_week
+from prdigest.pipeline.prepare import prepare_repo, subscribed_repos
+from prdigest.sources.registry import source_factory
 from prdigest.storage import Store
 from prdigest.storage.deliveries import get_delivery, give_up
 from prdigest.storage.subscriptions import get_subscription, list_subscriptions
@@ -58,6 +62,7 @@ class Jobs:
     app: Any
     dispatch: Any
     deliver: Any
+    prepare: Any
     runtime: dict[str, Runtime]
 
 
@@ -120,6 +125,15 @@ def build_jobs(settings: Settings) -> Jobs:
     def dispatch_due(timestamp: int = 0) -> int:
         return len(due_deliveries(runtime["rt"], deliver))
 
+    def prepare_one(repo: str) -> str:
+        rt = runtime["rt"]
+        done = prepare_repo(rt.settings, rt.store, repo, source_factory(rt.settings)(repo), utc_now())
+        log.info("prepare %s", done.describe())
+        return done.describe()
+
+    def dispatch_prepares(timestamp: int = 0) -> int:
+        return len(defer_prepares(runtime["rt"], prepare))
+
     async def retry_stalled(timestamp: int) -> int:
         manager = app.job_manager
         stalled = list(await manager.get_stalled_jobs(seconds_since_heartbeat=workers.stalled_after_seconds))
@@ -140,9 +154,18 @@ def build_jobs(settings: Settings) -> Jobs:
     )
     dispatch = app.task(name="prdigest.dispatch", queue="dispatch", queueing_lock=DISPATCH_LOCK)(dispatch_due)
     app.periodic(cron=settings.workers.cron, periodic_id="dispatch")(dispatch)
+    prepare = app.task(name="prdigest.prepare", queue="prepare")(prepare_one)
+    if settings.schedule.prepares:
+        hour, minute = settings.schedule.prepare_at.split(":")
+        prepares = app.task(
+            name="prdigest.dispatch_prepares", queue="dispatch", queueing_lock="prdigest-prepares"
+        )
+        app.periodic(cron=f"{int(minute)} {int(hour)} * * *", periodic_id="prepare")(
+            prepares(dispatch_prepares)
+        )
     stalled_task = app.task(name="prdigest.retry_stalled", queue="dispatch", queueing_lock="prdigest-stalled")
     app.periodic(cron=settings.workers.cron, periodic_id="retry_stalled")(stalled_task(retry_stalled))
-    return Jobs(app, dispatch, deliver, runtime)
+    return Jobs(app, dispatch, deliver, prepare, runtime)
 
 
 def due_deliveries(rt: Runtime, deliver: Any, now: datetime | None = None) -> list[str]:
@@ -169,6 +192,20 @@ def due_deliveries(rt: Runtime, deliver: Any, now: datetime | None = None) -> li
         deferred.append(key)
     if deferred:
         log.info("dispatched %d deliveries: %s", len(deferred), ", ".join(deferred))
+    return deferred
+
+
+def defer_prepares(rt: Runtime, prepare: Any) -> list[str]:
+    """Defer a prepare of every subscribed repository not already waiting; the repositories deferred. The
+    repository is the job's lock: two workers never prepare one at once."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    deferred = []
+    for repo in subscribed_repos(rt.settings, rt.store):
+        with contextlib.suppress(AlreadyEnqueued):  # one is waiting already
+            prepare.configure(lock=f"prepare:{repo}", queueing_lock=f"prepare:{repo}").defer(repo=repo)
+            deferred.append(repo)
+    log.info("dispatched the prepare of %d repositories", len(deferred))
     return deferred
 
 

@@ -15,7 +15,7 @@ import click
 
 from prdigest import LANGS
 from prdigest.cli.llm import llm
-from prdigest.cli.ops import config, deliver, preview, serve, subscriptions, worker
+from prdigest.cli.ops import config, deliver, prepare, preview, serve, subscriptions, worker
 from prdigest.cli.support import (
     Group,
     PeriodOptions,
@@ -304,7 +304,7 @@ def _chat(settings: Any, store: Any, source: Any, console: Any, lang: str | None
     run_console(svc, console, lang)
 
 
-for command in (config, subscriptions, deliver, serve, worker, preview, llm):
+for command in (config, subscriptions, deliver, prepare, serve, worker, preview, llm):
     cli.add_command(command)
 
 

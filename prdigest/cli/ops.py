@@ -1,4 +1,5 @@
-"""The operator's commands: `config check`, `subscriptions`, `deliver`, `preview` and `serve`."""
+"""The operator's commands: `config check`, `subscriptions`, `deliver`, `prepare`, `preview`, `serve` and
+`worker`."""
 
 from __future__ import annotations
 
@@ -244,3 +245,35 @@ def worker(log_format: str | None, config: str | None, db: str | None) -> None:
 
     setup_logging(settings, "json" if log_format == "json" else "text" if log_format else None)
     run(settings, open_store(settings))
+
+
+@click.command()
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    help="A repository, OWNER/NAME (repeatable; default: every subscribed one).",
+)
+@common
+def prepare(repos: tuple[str, ...], config: str | None, db: str | None) -> None:
+    """Sync the last days of the repositories and analyse their PRs now, ahead of their reports (what
+    `serve` and the workers run daily at [schedule] prepare_at); one line each."""
+    from prdigest.bot.service import sync_config_subscriptions
+    from prdigest.config import REPO_NAME
+    from prdigest.pipeline.prepare import prepare_all
+
+    for repo in repos:
+        if not REPO_NAME.fullmatch(repo):
+            raise click.UsageError(f"--repo {repo!r} is not OWNER/NAME")
+    settings = settings_from(config, db)
+    store = open_store(settings)
+    sync_config_subscriptions(settings, store)
+    with progress_shown(stderr(), "preparing…"):
+        done = prepare_all(settings, store, utc_now(), list(repos) or None)
+    store.close()
+    if not done:
+        click.echo("no repository to prepare: no subscription names one (see `prdigest subscriptions`)")
+    for each in done:
+        click.echo(each.describe())
+    if any(each.error for each in done):
+        sys.exit(1)

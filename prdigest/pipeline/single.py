@@ -36,8 +36,9 @@ from prdigest.models import (
 from prdigest.progress import progress
 from prdigest.sources.attention import read_attention
 from prdigest.sources.base import BatchHook, Source, read_span
+from prdigest.sources.diffs import cache_only
 from prdigest.sources.repo_file import repo_settings
-from prdigest.storage import Store, coverage
+from prdigest.storage import Store, coverage, github_cache
 from prdigest.subscription import Subscription
 
 if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
@@ -205,6 +206,10 @@ def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], 
     The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe)."""
     if source is None:
         return None
+    if cache_only() and source.kind == "github":  # a report due now: diffs were fetched while preparing
+        return lambda pr: (
+            github_cache.get_diffs(store, pr.repo, [pr.number]).get(pr.number) if pr.number else None
+        )
     return lambda pr: source.diff(pr.number, store) if pr.number is not None else None
 
 

@@ -54,7 +54,7 @@ def make_team_report(
     source_for = source_for or source_factory(settings)
     warnings: list[str] = []
     try:
-        repos = team_repos(settings, sub, list_owner or partial(_github_owner, settings))
+        repos = team_repos(settings, sub, list_owner or partial(github_owner, settings))
     except SourceError as exc:  # GitHub could not list the owner's: the configured ones still report
         warnings.append(t["team_part_failed"].format(repo=sub.repo, error=_said(exc, t)))
         repos = team_repos(settings, sub)
@@ -88,7 +88,7 @@ def make_team_report(
     return report
 
 
-def _github_owner(settings: Settings, owner: str) -> list[str]:
+def github_owner(settings: Settings, owner: str) -> list[str]:
     """The owner's repositories on GitHub (PyGithub is imported only when a team of an owner asks)."""
     from prdigest.sources.github.source import owner_repositories
 

@@ -71,3 +71,36 @@ def test_subscriptions_say_which_source_a_delivery_reads(
     }
     assert "git" in rows["acme/app"] and "github" not in rows["acme/app"]
     assert "github" in rows["acme/web"]
+
+
+def test_prepare_reads_and_analyses_each_subscribed_repository_and_names_the_one_it_cannot(
+    run_cli, tmp_path: Path, clean_env: Path
+) -> None:
+    from conftest import commit, new_repo
+
+    clone = new_repo(tmp_path / "clone")
+    for n, day in ((1, 8), (2, 10)):  # two merges of the week before "now"
+        (clone / f"mod{n}.py").write_text(f"x = {n}\n")
+        commit(clone, f"feat: module {n} (#{n})", f"2026-09-{day:02d}T10:00:00+00:00")
+    config = tmp_path / "prdigest.toml"
+    config.write_text(
+        f'[[repos]]\nname = "acme/app"\ngit = "{clone}"\n\n'
+        '[[subscriptions]]\nplatform = "console"\nchat_id = "local"\nrepo = "acme/app"\n'
+    )
+    now = {"PRDIGEST_NOW": "2026-09-12T02:00:00+00:00"}
+    done = run_cli("prepare", "--config", str(config), env=now)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "acme/app: 2 PRs ready, 0 analysed by the LLM"
+    named = run_cli("prepare", "--config", str(config), "--repo", "acme/app", "--repo", "acme/gone", env=now)
+    assert named.returncode == 1  # a repository no source gives: named, the others prepared
+    assert named.stdout.splitlines() == [
+        "acme/app: 2 PRs ready, 0 analysed by the LLM",
+        "acme/gone: not prepared: no source gives acme/gone (a [[repos]] git clone, or a GitHub token)",
+    ]
+    bad = run_cli("prepare", "--repo", "bad name")
+    assert bad.returncode == 2 and "'bad name' is not OWNER/NAME" in bad.stderr
+
+
+def test_prepare_without_subscriptions_says_so(run_cli) -> None:
+    empty = run_cli("prepare")
+    assert empty.returncode == 0 and "no repository to prepare" in empty.stdout
