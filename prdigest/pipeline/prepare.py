@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
+from prdigest.analysis.history import TREND_WEEKS
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError, SourceError
 from prdigest.models import Window
-from prdigest.pipeline.single import analyse_prs, ask_llm, read_window
+from prdigest.pipeline.single import analyse_prs, ask_llm, read_missing, read_window
 from prdigest.pipeline.team import OwnerLister, github_owner, team_repos
 from prdigest.sources.base import Source
 from prdigest.sources.registry import source_factory
@@ -34,6 +35,7 @@ log = logging.getLogger("prdigest.prepare")
 
 # The days a prepare reads: a weekly report's seven, and one more for the timezones ahead of UTC.
 DAYS = 8
+EARLIER = timedelta(weeks=TREND_WEEKS)  # before those: the weeks a report's trend compares with
 THREADS = 4  # repositories prepared at once; each one's LLM requests run on the engine's own threads
 
 
@@ -74,6 +76,9 @@ def prepare_repo(
         settings, done.warnings = repo_settings(settings, store, source, repo, lang)
         if source is not None:
             done.warnings += read_window(store, source, window)
+            # The weeks a report compares with, read once (the cache keeps them): not on Monday.
+            earlier = Window(since=window.since - EARLIER, until=window.since - timedelta(days=1), tz="UTC")
+            done.warnings += read_missing(store, source, repo, earlier, now)[0]
         prs = [pr for pr in store.prs_in_window(repo, window) if pr.number is not None]
         done.prs = len(prs)
         taxonomy = settings.repo(repo).taxonomy

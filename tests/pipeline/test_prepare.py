@@ -90,8 +90,14 @@ def test_monday_asks_only_about_what_merged_since_the_prepare_and_fetches_no_dif
     assert (done.repo, done.prs, done.llm_analysed, done.error) == (REPO, 4, 4, None)
     assert (analyses_asked(llm), diffs_fetched(github)) == (4, 4)
     github.repos[REPO].add(5, author="bob", files=[FakeFile("core/mod5.py", 9, 1)], **merged(13, 10))
+    searched = len(github.searches)
 
     monday(settings, store, sub)
+    # The earlier weeks the trend compares with were read by the prepare: Monday reads its week alone.
+    week = f"merged:{datetime(2026, 9, 7, tzinfo=UTC).isoformat()}..2026-09-13T23:59:59+00:00"
+    assert [q for q in github.searches[searched:] if "is:merged" in q] == [
+        f"repo:{REPO} is:pr is:merged {week} sort:created-asc"
+    ]
     assert analyses_asked(llm) == 4 + 1  # the PR merged since the prepare, alone
     assert diffs_fetched(github) == 4  # none on Monday: PR 5 is analysed from its title and files
 
