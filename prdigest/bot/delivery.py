@@ -41,7 +41,7 @@ from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
-from prdigest.sources.diffs import diffs_from_cache_only
+from prdigest.sources.diffs import cache_only, diffs_from_cache_only
 from prdigest.sources.registry import open_source
 from prdigest.storage import Store
 from prdigest.storage.deliveries import (
@@ -241,14 +241,18 @@ def heartbeat(store: Store, key: str, fence: int, every: timedelta) -> Iterator[
 
 def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:
     """The subscription's report (a team's: its repositories' in one), saved, and the address of its page
-    when there is a public URL."""
+    when there is a public URL. A prepared deployment's scheduled report (``cache_only``) reads only the
+    days the cache lacks: the prepare synced the rest, and a repository reported in two languages, or in
+    two teams, is read once."""
+    refresh = not cache_only()
     if sub.is_team:
-        report = make_team_report(settings, store, sub, window, save=True)
+        report = make_team_report(settings, store, sub, window, save=True, refresh=refresh)
     else:
         source = subscription_source(settings, sub)
         report = make_report(
-            settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True, subscription=sub
-        )
+            settings, store, source, window, repo=sub.repo, lang=sub.lang, save=True, subscription=sub,
+            refresh=refresh,
+        )  # fmt: skip
     # Scrubbed as every other output is: PR text and warnings may quote a configured secret.
     report = scrub_value(report)
     for shown in (report, *report.parts):

@@ -93,13 +93,19 @@ def test_monday_asks_only_about_what_merged_since_the_prepare_and_fetches_no_dif
     searched = len(github.searches)
 
     monday(settings, store, sub)
-    # The earlier weeks the trend compares with were read by the prepare: Monday reads its week alone.
-    week = f"merged:{datetime(2026, 9, 7, tzinfo=UTC).isoformat()}..2026-09-13T23:59:59+00:00"
-    assert [q for q in github.searches[searched:] if "is:merged" in q] == [
-        f"repo:{REPO} is:pr is:merged {week} sort:created-asc"
-    ]
     assert analyses_asked(llm) == 4 + 1  # the PR merged since the prepare, alone
     assert diffs_fetched(github) == 4  # none on Monday: PR 5 is analysed from its title and files
+    # The prepare read the week up to Sunday 02:00 and the four weeks before (the trend's): Monday reads
+    # the rest of Sunday alone, and the same week in Chinese for another chat reads nothing.
+    sunday = "merged:2026-09-13T00:00:00+00:00..2026-09-13T23:59:59+00:00"
+    merged_searches = [f"repo:{REPO} is:pr is:merged {sunday} sort:created-asc"]
+    assert [q for q in github.searches[searched:] if "is:merged" in q] == merged_searches
+    zh = save_subscription(
+        store, Subscription(platform="slack", chat_id="C2", repo=REPO, lang="zh", tz="UTC")
+    )
+    monday(settings, store, zh)
+    assert [q for q in github.searches[searched:] if "is:merged" in q] == merged_searches
+    assert analyses_asked(llm) == 5  # one analysis per PR, whatever the language
 
 
 def test_without_a_prepare_schedule_the_delivery_fetches_the_diffs_it_needs(
