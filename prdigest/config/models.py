@@ -334,6 +334,10 @@ class LLMSettings(_Section):
     max_retries: int | None = Field(default=None, ge=0, le=5)
     # Input plus output tokens per calendar month (UTC) on this endpoint; then the rules analyse.
     monthly_token_budget: int | None = Field(default=None, ge=1)
+    # Requests per minute to this endpoint and model from the whole deployment (analysis/llm/rate.py).
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    # Prompt plus max_tokens per minute, counted the same way; None here and above: no limit.
+    tokens_per_minute: int | None = Field(default=None, ge=1)
     # What one report may ask: requests (None: its PRs not yet analysed + 20) and prompt plus answer
     # tokens; past either the rules decide what is left, and the report says so.
     max_requests_per_report: int | None = Field(default=None, ge=1)

@@ -37,7 +37,8 @@ def _routed(reading: Reading, svc: Services) -> Intent:
         return intent
     from prdigest.handlers.routing import route
 
-    return route(reading.text, intent, svc.settings.llm, today_in(svc.clock(), svc.settings.report.timezone))
+    today = today_in(svc.clock(), svc.settings.report.timezone)
+    return route(reading.text, intent, svc.settings.llm, today, svc.store)
 
 
 def handle(message: str | Intent, ctx: Context, svc: Services) -> Reply:

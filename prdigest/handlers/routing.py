@@ -20,6 +20,7 @@ from prdigest.prompts import load_prompt
 
 if TYPE_CHECKING:
     from prdigest.analysis.llm.client import ChatCompletionToolParam
+    from prdigest.storage import Store
 
 log = logging.getLogger("prdigest.handlers")
 
@@ -44,7 +45,7 @@ def tools() -> list[ChatCompletionToolParam]:
     ]
 
 
-def route(message: str, rules: Intent, llm: LLMSettings, today: date) -> Intent:
+def route(message: str, rules: Intent, llm: LLMSettings, today: date, store: Store | None = None) -> Intent:
     """The command the model names for ``message``; ``rules`` (the rules' reading) when it names none
     that validates, or cannot be asked. ``today`` is the asker's day, that "last week" counts from."""
     from prdigest.analysis.llm import json_value, tool_call  # the openai SDK, only with an LLM configured
@@ -54,7 +55,7 @@ def route(message: str, rules: Intent, llm: LLMSettings, today: date) -> Intent:
         {"role": "system", "content": prompt.render("system", today=today.isoformat())},
         {"role": "user", "content": prompt.render("user", message=message[:2000])},
     ]
-    called = tool_call(llm, messages, tools())
+    called = tool_call(llm, messages, tools(), store)
     routed = {c.name: c.tool for c in tool_specs() if c.tool is not None}
     if called is None or called[0] not in routed:
         log.info("the model named no command for a message: the rules' reading stands")

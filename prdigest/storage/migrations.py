@@ -390,3 +390,12 @@ def m026_event_claims(db: Database) -> None:
     db.table("events").add_column("claimed_at", str)
     db.table("events").add_column("fence", int, not_null_default=1)
     db.execute("update events set claimed_at = received_at")
+
+
+@migration
+def m027_llm_rate(db: Database) -> None:
+    # When each LLM endpoint and model is next free to take a request (storage/rate_limit.py): the rate
+    # limit shared by every process on this file. free_at: seconds since the epoch.
+    db.table("llm_rate").create(
+        {"endpoint": str, "model": str, "free_at": float}, pk=("endpoint", "model"), not_null={"free_at"}
+    )

@@ -150,3 +150,12 @@ def pg001_schema(tx: Tx) -> None:
             f"create trigger {table}_update_revision after update on {table} for each row{when} "
             "execute function prdigest_bump()"
         )
+
+
+@pg_migration
+def pg002_llm_rate(tx: Tx) -> None:
+    # SQLite's m027: when each LLM endpoint and model is next free to take a request (storage/rate_limit.py).
+    tx.run(
+        "create table llm_rate (endpoint text, model text, free_at double precision not null, "
+        "primary key (endpoint, model))"
+    )

@@ -128,7 +128,7 @@ class PostgresBackend:
             raise StorageError(f"cannot open the database {self.describe}: {said}") from None
         self.pool: Any = ConnectionPool(
             kwargs=kwargs, min_size=1, max_size=connections, open=False, name="prdigest",
-            check=self._check_if_idle, reset=self._returned, timeout=CONNECT_S,
+            check=self._check_if_idle, reset=self._returned, configure=self._returned, timeout=CONNECT_S,
         )  # fmt: skip
         try:
             self.pool.open(wait=True, timeout=CONNECT_S)
@@ -141,7 +141,7 @@ class PostgresBackend:
     def close(self) -> None:
         self.pool.close()
 
-    def _returned(self, conn: Any) -> None:
+    def _returned(self, conn: Any) -> None:  # also when made: a new connection is idle from then
         self._idle_since[conn] = time.monotonic()
 
     def _check_if_idle(self, conn: Any) -> None:

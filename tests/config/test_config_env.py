@@ -28,7 +28,7 @@ ENTRIES: dict[type[BaseModel], dict[str, Any]] = {
 }
 APP_KEYS = {("github", "private_key"), ("github", "private_key_file")}
 # Strings with a format: a zone and a URL, one of which suits every string setting.
-STRINGS = ["Europe/Berlin", "https://prdigest.example/api", "sqlite:///srv/prdigest/other.db"]
+STRINGS = ["Europe/Berlin", "https://prdigest.example/api", "sqlite:///srv/prdigest/other.db", "06:45"]
 
 
 def field_of(path: tuple[str, ...]) -> FieldInfo:

@@ -17,13 +17,17 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from prdigest.analysis.llm.call import Attempt, Call, Exchange, request_hash
+from prdigest.analysis.llm.errors import LLMBadOutput as LLMBadOutput
+from prdigest.analysis.llm.errors import LLMContextFull as LLMContextFull
+from prdigest.analysis.llm.errors import LLMError as LLMError
+from prdigest.analysis.llm.errors import LLMUnavailable as LLMUnavailable
 from prdigest.analysis.llm.gate import GateRefused
 from prdigest.analysis.llm.patience import pause, retry_after
+from prdigest.analysis.llm.rate import limiter
 from prdigest.analysis.llm.safety import estimate_tokens
 from prdigest.analysis.llm.schemas import CHARS_PER_TOKEN, LLMOutput, describe_error, strict_schema
 from prdigest.analysis.llm.stream import Chunks, joined
 from prdigest.config import LLMSettings
-from prdigest.errors import PrdigestError
 from prdigest.prompts import load_prompt
 from prdigest.redact import redact
 
@@ -33,29 +37,10 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
     from openai.types.chat import ChatCompletionToolParam as ChatCompletionToolParam  # routing's tools
 
+    from prdigest.storage.db import Store
+
 RUNGS = ("json_schema", "json_object", "prompt")
 REPLY_ECHO = 4000  # characters of an invalid reply sent back with the repair request
-
-
-class LLMError(PrdigestError):
-    """The LLM gave no usable answer; the rules engine answers instead."""
-
-
-class LLMUnavailable(LLMError):
-    """The request failed: timeout, rate limit, server error, refused key, unreachable server."""
-
-    def __init__(self, message: str, *, fatal: bool = False):
-        super().__init__(message)
-        # Fatal: no later request of this run can succeed (wrong key or model, server down).
-        self.fatal = fatal
-
-
-class LLMContextFull(LLMUnavailable):
-    """The prompt did not fit the server's context: asked again with less evidence, it may."""
-
-
-class LLMBadOutput(LLMError):
-    """The answer stayed invalid after the repair request, or no rung of the ladder was accepted."""
 
 
 _FATAL = {"unavailable"}
@@ -65,11 +50,13 @@ class LLMClient:
     """One OpenAI-compatible endpoint; remembers the rung of the ladder its server honours.
 
     Keep one per endpoint for the life of the process (the bot): later calls then
-    start at the rung that worked. Thread-safe; the SDK client is made on first use.
+    start at the rung that worked. Thread-safe; the SDK client is made on first use. Each request waits
+    for its turn under the rate limit, booked in ``store`` (rate.py; none: in this process).
     """
 
-    def __init__(self, settings: LLMSettings):
+    def __init__(self, settings: LLMSettings, store: Store | None = None):
         self.settings = settings
+        self._rate = limiter(endpoint_key(settings), settings, store)
         self.start = 0  # index into RUNGS
         self._lock = threading.Lock()
         self._sdk: openai.OpenAI | None = None
@@ -92,6 +79,7 @@ class LLMClient:
         max_tokens = self.settings.max_output_tokens.of(call.purpose)
         while True:
             sent = self._messages(messages, RUNGS[rung], call.lang)
+            self._rate.take(sent, max_tokens, until, call.subject)  # LLMUnavailable: no turn in time
             started = time.monotonic()
             reply = self._send(sent, RUNGS[rung], call.schema, max_tokens)
             outcome, result, error = self._judge(reply, call, max_tokens)
@@ -261,15 +249,21 @@ def sdk_client(settings: LLMSettings) -> openai.OpenAI:
 
 
 def tool_call(
-    settings: LLMSettings, messages: list[dict[str, str]], tools: list[ChatCompletionToolParam]
+    settings: LLMSettings,
+    messages: list[dict[str, str]],
+    tools: list[ChatCompletionToolParam],
+    store: Store | None = None,
 ) -> tuple[str, str] | None:
-    """The first tool the model calls, as (name, JSON arguments); None when it calls none or fails."""
+    """The first tool the model calls, as (name, JSON arguments); None when it calls none or fails. Its
+    turn under the rate limit is booked in ``store``'s line (every process's), else this process's."""
     import openai
 
+    cap = settings.max_output_tokens.route
     try:
+        limiter(endpoint_key(settings), settings, store).take(messages, cap, None, "route")
         # A server that ignores tools writes on: bounded like any request.
-        completion = _tool_completion(settings, messages, tools, settings.max_output_tokens.route)
-    except openai.OpenAIError:
+        completion = _tool_completion(settings, messages, tools, cap)
+    except (openai.OpenAIError, LLMUnavailable):  # no turn under the rate limit in time, too
         return None
     return _first_tool(completion)
 

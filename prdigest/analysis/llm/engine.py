@@ -61,7 +61,7 @@ class LLMEngine:
     def __init__(self, settings: LLMSettings, store: Store, client: LLMClient | None = None):
         self.settings = settings
         self.store = store
-        self.client = client or LLMClient(settings)
+        self.client = client or LLMClient(settings, store)
         # Where earlier runs found this endpoint's rung: a fresh client starts there.
         self._endpoint = settings.base_url or "https://api.openai.com/v1"
         self._stored_rung = llm_log.known_rung(store, self._endpoint, settings.model)
@@ -295,9 +295,9 @@ class LLMEngine:
                 last = self._outcomes.get(pr.uid)
             self._why(last if last in FAILED else "stopped")
             return None
-        except LLMError:
-            with self._lock:
-                last = self._outcomes.get(pr.uid, "error")
+        except LLMError as exc:
+            with self._lock:  # a request refused unsent (no turn under the rate limit) was never recorded
+                last = self._outcomes.get(pr.uid, getattr(exc, "outcome", "error"))
             self._why("refused rung" if last == "rejected" else last)
             return None
         assert isinstance(result, PRAnalysisOut)

@@ -305,7 +305,9 @@ def test_a_weak_finding_does_not_survive_a_silent_model() -> None:
     silent = PRAnalysis(repo="o/r", number=1, summary="model", importance=5, insight=5, engine="llm")
     assert with_rules(silent, rules, [1], "en").risks == []
     strong = rules.model_copy(update={"risks": [finding("strong")]})
-    assert [(r.label, r.by_rules) for r in with_rules(silent, strong, [1], "en").risks] == [("no_tests", True)]
+    assert [(r.label, r.by_rules) for r in with_rules(silent, strong, [1], "en").risks] == [
+        ("no_tests", True)
+    ]
     # A weak finding among the risks (an older cache of the rules) does not survive either.
     weak = rules.model_copy(update={"risks": [finding("weak")]})
     assert with_rules(silent, weak, [1], "en").risks == []
