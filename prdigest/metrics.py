@@ -54,6 +54,10 @@ class Metrics:
             "prdigest_github_requests", "GitHub API requests by purpose and outcome (ok, error).",
             ["purpose", "outcome"], registry=r,
         )  # fmt: skip
+        self.github_points = Counter(
+            "prdigest_github_points", "GitHub rate-limit points spent, by GraphQL query (rest: REST).",
+            ["query"], registry=r,
+        )  # fmt: skip
         self.github_remaining = Gauge(
             "prdigest_github_rate_limit_remaining", "GitHub's rate-limit points left, by resource.",
             ["resource"], registry=r,
@@ -126,6 +130,11 @@ def count_llm_call(
 @_counter
 def count_github_request(metrics: Metrics, purpose: str, outcome: str) -> None:
     metrics.github_requests.labels(purpose, outcome).inc()
+
+
+@_counter
+def count_github_points(metrics: Metrics, query: str, points: int) -> None:
+    metrics.github_points.labels(query).inc(max(0, points))
 
 
 @_counter

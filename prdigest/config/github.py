@@ -16,6 +16,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, mo
 from prdigest.redact import no_credentials
 
 KEY_HINT = "private_key_file = PATH of the App's .pem, or PRDIGEST_GITHUB__PRIVATE_KEY"
+# GitHub asks clients to avoid concurrent requests (its secondary limits stop about 100 at once): a few
+# in flight keep a team's syncs moving without tripping them.
+MAX_IN_FLIGHT = 8
 
 
 class GithubSettings(BaseModel):
@@ -29,6 +32,8 @@ class GithubSettings(BaseModel):
     private_key_file: Path | None = None
     private_key: SecretStr | None = None
     installation_id: int | None = Field(default=None, ge=1)
+    # Requests in flight at once per token or App installation, over every client and thread of the process.
+    max_in_flight: int = Field(default=MAX_IN_FLIGHT, ge=1, le=100)
 
     @model_validator(mode="after")
     def _app_complete(self) -> GithubSettings:

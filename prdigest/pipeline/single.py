@@ -36,9 +36,9 @@ from prdigest.models import (
 from prdigest.progress import progress
 from prdigest.sources.attention import read_attention
 from prdigest.sources.base import BatchHook, Source, read_span
-from prdigest.sources.diffs import cache_only
+from prdigest.sources.diffs import cache_only, diffs_from_cache_only
 from prdigest.sources.repo_file import repo_settings
-from prdigest.storage import Store, coverage, github_cache
+from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
 
 if TYPE_CHECKING:  # the LLM engine (and openai) is imported only when an LLM is configured
@@ -203,14 +203,17 @@ def reading_ahead(
 def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], str | None] | None:
     """Diffs for the LLM's evidence of PRs that carry none: GitHub's are fetched once and cached.
 
-    The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe)."""
+    The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe), and
+    the caller's ``diffs_from_cache_only`` (a thread does not inherit it)."""
     if source is None:
         return None
-    if cache_only() and source.kind == "github":  # a report due now: diffs were fetched while preparing
-        return lambda pr: (
-            github_cache.get_diffs(store, pr.repo, [pr.number]).get(pr.number) if pr.number else None
-        )
-    return lambda pr: source.diff(pr.number, store) if pr.number is not None else None
+    cached = diffs_from_cache_only if cache_only() else nullcontext
+
+    def load(pr: PullRequest) -> str | None:
+        with cached():
+            return source.diff(pr.number, store) if pr.number is not None else None
+
+    return load
 
 
 def analyse_prs(store: Store, prs: list[PullRequest], taxonomy: Taxonomy, lang: str) -> dict[int, PRAnalysis]:

@@ -2,10 +2,13 @@
 
 GraphQL is executed by graphql-core against ``github_schema.graphql`` (a subset of GitHub's
 schema) over repositories generated in code. Like GitHub, it checks the token, returns
-at most 1,000 search results (``issueCount`` stays the true count), sends the
-X-RateLimit-* headers and spends a budget per resource, and answers an unknown
-repository with NOT_FOUND. It counts requests per path and can be told to fail:
-``fail("502")``, ``fail("timeout")``, ``fail("secondary")``, ``fail("exhaust")``,
+at most 1,000 search results (``issueCount`` stays the true count), charges each GraphQL query
+its cost by GitHub's formula against a budget per credential and resource that resets hourly
+(fakes.github_rate; ``clock`` moves it), sends the X-RateLimit-* headers and ``rateLimit``,
+answers 403 (or ``rate_limited_status``) once a budget is spent, and answers an unknown
+repository with NOT_FOUND. It counts the requests in flight (``peak_in_flight``), and
+``hold()`` keeps answers back until the test lets them go. It counts requests per path and can
+be told to fail: ``fail("502")``, ``fail("timeout")``, ``fail("secondary")``, ``fail("exhaust")``,
 ``fail("rate-limited")``; ``FakePR.broken`` makes one PR unreadable. Open PRs (``is_open``, drafts,
 review decisions, requested reviewers: users, teams and bots), a default branch's head checks
 (``FakeRepo.head_checks``), files at HEAD (``FakeRepo.files``: a .prdigest.toml, a CODEOWNERS) and
@@ -38,7 +41,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import graphql
 
+from prdigest.sources.github.budget import forget as forget_budgets
+
 from .github_app import FakeApp
+from .github_rate import INSTALLATION_LIMIT, TOKEN_LIMIT, Budget, Meter, RateLimits, query_cost
 
 TOKEN = "ghp_fake0123456789"
 SEARCH_CAP = 1000
@@ -536,18 +542,19 @@ def _bound(text: str, start: bool) -> datetime | None:
 class _Root:
     """The Query type's fields, for one request."""
 
-    def __init__(self, fake: FakeGitHub, cost: int):
+    def __init__(self, fake: FakeGitHub, budget: Budget, cost: int):
         self.fake = fake
+        self.budget = budget
         self.cost = cost
 
     def rateLimit(self, **_: Any) -> dict[str, Any]:  # GitHub's field name
-        budget = self.fake.budget["graphql"]
+        remaining = max(self.budget.remaining["graphql"], 0)
         return {
             "cost": self.cost,
-            "limit": self.fake.limit,
-            "remaining": budget,
-            "used": self.fake.limit - budget,
-            "resetAt": _iso(datetime.fromtimestamp(self.fake.reset_at, UTC)),
+            "limit": self.budget.limit,
+            "remaining": remaining,
+            "used": self.budget.limit - remaining,
+            "resetAt": _iso(datetime.fromtimestamp(self.budget.reset_at, UTC)),
             "nodeCount": 0,
         }
 
@@ -677,25 +684,32 @@ class FakeGitHub:
         token: str = TOKEN,
         *,
         prefix: str = "",
-        limit: int = 5000,
-        graphql_cost: int = 1,
+        limit: int = TOKEN_LIMIT,
+        installation_limit: int = INSTALLATION_LIMIT,
+        clock: Callable[[], float] = time.time,
+        rate_limited_status: int = 403,  # GitHub answers a spent budget with 403 or 429
+        graphql_cost: int | None = None,  # None: GitHub's formula; N: every query's (tests counting queries)
         latency: float = 0.0,
     ):
         self.token = token
         self.latency = latency  # seconds every request waits before its answer (a distant GitHub)
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
-        self.limit = limit
+        self.rate_limits = RateLimits(limit, installation_limit, clock)
+        self.rate_limited_status = rate_limited_status
         self.graphql_cost = graphql_cost
         self.repos: dict[str, FakeRepo] = {}
         self.owners: dict[str, str] = {}  # lowercase login -> "User" or "Organization", beyond repo owners
-        self.budget = {"core": limit, "graphql": limit, "search": 30}
-        self.reset_at = int(time.time()) + 3600
+        self.in_flight = 0  # requests being answered now
+        self.peak_in_flight = 0
+        self._released = threading.Event()  # hold(): answers wait for it
+        self._released.set()
         self.counts: Counter[str] = Counter()  # "POST /graphql", "GET /repos/o/r/pulls/1", ...
+        self.points_spent: Counter[str] = Counter()  # rate-limit points charged, by resource
         self.operations: Counter[str] = Counter()  # GraphQL operation names
         self.searches: list[str] = []  # search query strings, in order
         self.faults: deque[Fault] = deque()
         self.app: FakeApp | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._closing = threading.Event()
         self._schema = graphql.build_schema(SCHEMA_PATH.read_text())
         self._documents: dict[str, tuple[graphql.DocumentNode, list[graphql.GraphQLError]]] = {}
@@ -723,6 +737,29 @@ class FakeGitHub:
         except (ValueError, KeyError):
             return None
 
+    @property
+    def budget(self) -> dict[str, int]:
+        """The token's points left by resource; a test may set them."""
+        with self._lock:
+            return self.rate_limits.of(self.token).remaining
+
+    def installation_budget(self, installation_id: int) -> dict[str, int]:
+        """An App installation's points left by resource, shared by its tokens."""
+        with self._lock:
+            return self.rate_limits.of(installation_id).remaining
+
+    def hold(self) -> None:
+        """Answers wait from now on until ``release``."""
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def wait_in_flight(self, count: int, timeout: float = 5.0) -> bool:
+        """Whether ``count`` requests came to be in flight at once within ``timeout`` seconds."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self.in_flight >= count, timeout)
+
     def fail(self, kind: str, times: int = 1, **options: Any) -> None:
         """The next ``times`` requests fail this way."""
         self.faults.extend(Fault(kind, **options) for _ in range(times))
@@ -746,11 +783,14 @@ class FakeGitHub:
         server.daemon_threads = True
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
+        # A new GitHub, perhaps on a port an earlier test's used: prdigest's budgets of that one do not apply.
+        forget_budgets(self.url)
         threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-github", daemon=True).start()
         return self
 
     def stop(self) -> None:
         self._closing.set()  # releases slow responses
+        self._released.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -766,63 +806,85 @@ class FakeGitHub:
     def handle(
         self, method: str, target: str, headers: Message, body: bytes
     ) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self._lock.notify_all()
+        try:
+            self._released.wait()  # hold(): stop() releases it too
+            return self._answer(method, target, headers, body)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(
+        self, method: str, target: str, headers: Message, body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         url = urlsplit(target)
         path = url.path
         graphql_path = path in ("/graphql", "/api/graphql")
-        resource = "graphql" if graphql_path else "core"
         payload = json.loads(body or b"{}") if graphql_path and method == "POST" else {}
         operation = _operation(payload)
+        authorization = headers.get("Authorization", "")
+        credential = authorization.split(" ", 1)[-1]
+        installation = self.app.installation_of(credential) if self.app is not None else None
+        known = bool(authorization) and (credential == self.token or installation is not None)
         with self._lock:
             self.counts[f"{method} {path}"] += 1
             ids = len((payload.get("variables") or {}).get("ids") or [])
             fault = next((f for f in self.faults if f.matches(path, operation, ids)), None)
             if fault is not None:
                 self.faults.remove(fault)
+            # An unknown credential (an App's JWT, a wrong token) is shown the token's budget.
+            budget = self.rate_limits.of(installation if installation is not None else self.token)
+        meter = Meter(budget, "graphql" if graphql_path else "core")
         if self.latency:
             self._closing.wait(self.latency)
         if fault is not None:
-            answer = self._fault(fault, resource)
+            answer = self._fault(fault, meter)
             if answer is not None:
                 return answer
-        authorization = headers.get("Authorization", "")
         if self.app is not None:  # the App's own endpoints take its JWT
             answer = self.app.handle(
                 method, path.removeprefix(self.prefix), authorization, set(self.repos), self.url
             )
             if answer is not None:
-                return self._json(*answer, resource)
-        credential = authorization.split(" ", 1)[-1]
-        installed = self.app is not None and self.app.accepts(credential)
-        if not authorization or (credential != self.token and not installed):
-            return self._json(401, {"message": "Bad credentials", "documentation_url": _DOCS}, resource)
+                return self._json(*answer, meter)
+        if not known:
+            return self._json(401, {"message": "Bad credentials", "documentation_url": _DOCS}, meter)
         if path.removeprefix(self.prefix) == "/rate_limit":
-            return self._json(200, self._rate_limit_body(), resource)
+            return self._json(200, self._rate_limit_body(budget), meter)
+        checked = self._checked(payload.get("query") or "") if graphql_path and method == "POST" else None
+        cost = 1
+        if checked is not None and checked[0] is not None and not checked[1]:
+            cost = self.graphql_cost or query_cost(checked[0], payload.get("variables") or {})
         with self._lock:
-            if self.budget[resource] <= 0:
+            if budget.remaining[meter.resource] < cost:
                 return self._json(
-                    403,
+                    self.rate_limited_status,
                     {"message": "API rate limit exceeded for user ID 1.", "documentation_url": _DOCS},
-                    resource,
+                    meter,
                 )
-            self.budget[resource] -= self.graphql_cost if graphql_path else 1
-        if graphql_path and method == "POST":
-            return self._json(200, self._graphql(payload, operation), resource)
+            budget.remaining[meter.resource] -= cost
+            self.points_spent[meter.resource] += cost
+        if checked is not None:
+            return self._json(200, self._graphql(payload, operation, checked, budget, cost), meter)
         if method == "GET":
-            return self._rest(path.removeprefix(self.prefix), parse_qs(url.query), headers, resource)
-        return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, resource)
+            return self._rest(path.removeprefix(self.prefix), parse_qs(url.query), headers, meter)
+        return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, meter)
 
-    def _fault(self, fault: Fault, resource: str) -> tuple[int, dict[str, str], bytes] | None:
+    def _fault(self, fault: Fault, meter: Meter) -> tuple[int, dict[str, str], bytes] | None:
         if fault.kind == "502":
             return (
                 502,
-                self._headers(resource, "text/html"),
+                self._headers(meter, "text/html"),
                 b"<html><body><h1>502 Bad Gateway</h1></body></html>",
             )
         if fault.kind == "timeout":
             self._closing.wait(fault.delay)
             return None  # then answer, too late for a client that gave up
         if fault.kind == "secondary":
-            headers = self._headers(resource)
+            headers = self._headers(meter)
             if fault.retry_after is not None:
                 headers["Retry-After"] = str(fault.retry_after)
             return (
@@ -832,59 +894,56 @@ class FakeGitHub:
             )
         if fault.kind == "rate-limited":
             error = {"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}
-            return self._json(200, {"errors": [error]}, resource)
+            return self._json(200, {"errors": [error]}, meter)
         if fault.kind == "exhaust":
             with self._lock:
-                self.budget[resource] = 0
+                meter.budget.remaining[meter.resource] = 0
             return None
         raise ValueError(f"unknown fault {fault.kind!r}")
 
-    def _headers(
-        self, resource: str, content_type: str = "application/json; charset=utf-8"
-    ) -> dict[str, str]:
-        remaining = max(self.budget[resource], 0)
-        return {
-            "Content-Type": content_type,
-            "X-RateLimit-Limit": str(self.limit),
-            "X-RateLimit-Remaining": str(remaining),
-            "X-RateLimit-Used": str(self.limit - remaining),
-            "X-RateLimit-Reset": str(self.reset_at),
-            "X-RateLimit-Resource": resource,
-        }
+    def _headers(self, meter: Meter, content_type: str = "application/json; charset=utf-8") -> dict[str, str]:
+        with self._lock:
+            return {"Content-Type": content_type, **meter.headers()}
 
-    def _json(self, status: int, value: Any, resource: str, headers: dict[str, str] | None = None):
-        return status, {**self._headers(resource), **(headers or {})}, json.dumps(value).encode()
+    def _json(self, status: int, value: Any, meter: Meter, headers: dict[str, str] | None = None):
+        return status, {**self._headers(meter), **(headers or {})}, json.dumps(value).encode()
 
-    def _rate_limit_body(self) -> dict[str, Any]:
+    def _rate_limit_body(self, budget: Budget) -> dict[str, Any]:
         def one(resource: str) -> dict[str, int]:
-            remaining = self.budget[resource]
-            return {
-                "limit": self.limit,
-                "remaining": remaining,
-                "used": self.limit - remaining,
-                "reset": self.reset_at,
-            }
+            limit = budget.limit_of(resource)
+            remaining = budget.remaining[resource]
+            used = limit - remaining
+            return {"limit": limit, "remaining": remaining, "used": used, "reset": budget.reset_at}
 
-        return {"resources": {name: one(name) for name in self.budget}, "rate": one("core")}
+        with self._lock:
+            return {"resources": {name: one(name) for name in budget.remaining}, "rate": one("core")}
 
-    def _checked(self, query: str) -> tuple[graphql.DocumentNode, list[graphql.GraphQLError]]:
-        """The query parsed and its validation errors, once per text: validating is most of a request's
-        CPU, and a client sends the same few queries thousands of times (the benches)."""
+    def _checked(self, query: str) -> tuple[graphql.DocumentNode | None, list[graphql.GraphQLError]]:
+        """The query parsed (None: it does not parse) and its errors, once per text: validating is most of a
+        request's CPU, and a client sends the same few queries thousands of times (the benches)."""
         with self._lock:
             known = self._documents.get(query)
         if known is None:
-            document = graphql.parse(query)
-            known = document, graphql.validate(self._schema, document)
+            try:
+                document = graphql.parse(query)
+            except graphql.GraphQLError as exc:
+                known = None, [exc]
+            else:
+                known = document, graphql.validate(self._schema, document)
             with self._lock:
                 self._documents[query] = known
         return known
 
-    def _graphql(self, payload: dict[str, Any], operation: str | None) -> dict[str, Any]:
-        try:
-            document, invalid = self._checked(payload.get("query") or "")
-        except graphql.GraphQLError as exc:
-            return {"errors": [{"message": exc.message}]}
-        if invalid:
+    def _graphql(
+        self,
+        payload: dict[str, Any],
+        operation: str | None,
+        checked: tuple[graphql.DocumentNode | None, list[graphql.GraphQLError]],
+        budget: Budget,
+        cost: int,
+    ) -> dict[str, Any]:
+        document, invalid = checked
+        if document is None or invalid:
             return {
                 "errors": [{"message": e.message, "locations": e.formatted.get("locations")} for e in invalid]
             }
@@ -893,7 +952,7 @@ class FakeGitHub:
         result = graphql.execute_sync(
             self._schema,
             document,
-            root_value=_Root(self, self.graphql_cost),
+            root_value=_Root(self, budget, cost),
             variable_values=payload.get("variables") or {},
             field_resolver=_resolve,
             type_resolver=_type_of,
@@ -905,26 +964,26 @@ class FakeGitHub:
 
     # --- REST ---------------------------------------------------------------------
 
-    def _rest(self, path: str, query: dict[str, list[str]], headers: Message, resource: str):
+    def _rest(self, path: str, query: dict[str, list[str]], headers: Message, meter: Meter):
         parts = path.strip("/").split("/")
         if len(parts) < 3 or parts[0] != "repos" or f"{parts[1]}/{parts[2]}" not in self.repos:
-            return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, resource)
+            return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, meter)
         repo = self.repos[f"{parts[1]}/{parts[2]}"]
         rest = parts[3:]
         if not rest:
-            return self._json(200, self._repo_json(repo), resource)
+            return self._json(200, self._repo_json(repo), meter)
         if rest == ["pulls"]:
-            return self._list(path, query, self._pulls(repo, query), resource)
+            return self._list(path, query, self._pulls(repo, query), meter)
         pr = repo.prs.get(int(rest[1])) if len(rest) >= 2 and rest[1].isdigit() else None
         if pr is None or rest[0] not in ("pulls", "issues"):
-            return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, resource)
+            return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, meter)
         if rest[0] == "pulls" and len(rest) == 2:
             if "diff" in headers.get("Accept", ""):
                 if pr.huge_diff:
                     message = "Sorry, the diff exceeded the maximum number of lines (20000)"
-                    return self._json(406, {"message": message, "documentation_url": _DOCS}, resource)
-                return 200, self._headers(resource, "text/plain; charset=utf-8"), pr.diff().encode()
-            return self._json(200, self._pr_json(pr, full=True), resource)
+                    return self._json(406, {"message": message, "documentation_url": _DOCS}, meter)
+                return 200, self._headers(meter, "text/plain; charset=utf-8"), pr.diff().encode()
+            return self._json(200, self._pr_json(pr, full=True), meter)
         lists: dict[tuple[str, str], Callable[[], list[dict[str, Any]]]] = {
             ("pulls", "files"): lambda: [_file_json(f) for f in pr.files],
             ("pulls", "reviews"): lambda: [_review_json(k, r) for k, r in enumerate(pr.reviews)],
@@ -933,10 +992,10 @@ class FakeGitHub:
         }
         key = (rest[0], rest[2]) if len(rest) == 3 else None
         if key not in lists:
-            return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, resource)
-        return self._list(path, query, lists[key](), resource)
+            return self._json(404, {"message": "Not Found", "documentation_url": _DOCS}, meter)
+        return self._list(path, query, lists[key](), meter)
 
-    def _list(self, path: str, query: dict[str, list[str]], items: list[dict[str, Any]], resource: str):
+    def _list(self, path: str, query: dict[str, list[str]], items: list[dict[str, Any]], meter: Meter):
         """One page, with GitHub's Link header."""
         per_page = min(int(query.get("per_page", ["30"])[0]), 100)
         page = int(query.get("page", ["1"])[0])
@@ -951,7 +1010,7 @@ class FakeGitHub:
                 }
                 links.append(f'<{base}?{urlencode(params)}>; rel="{rel}"')
         extra = {"Link": ", ".join(links)} if links else {}
-        return self._json(200, items[(page - 1) * per_page : page * per_page], resource, extra)
+        return self._json(200, items[(page - 1) * per_page : page * per_page], meter, extra)
 
     def _pulls(self, repo: FakeRepo, query: dict[str, list[str]]) -> list[dict[str, Any]]:
         state = query.get("state", ["open"])[0]

@@ -55,9 +55,14 @@ class FakeApp:
 
     def accepts(self, token: str) -> bool:
         """Whether ``token`` is an installation token this App was given, not yet expired."""
+        return self.installation_of(token) is not None
+
+    def installation_of(self, token: str) -> int | None:
+        """The id of the installation ``token`` was given to, while it has not expired: its requests
+        spend that installation's budget."""
         with self._lock:
             issued = self.tokens.get(token)
-        return issued is not None and time.time() < issued[1]
+        return issued[0] if issued is not None and time.time() < issued[1] else None
 
     def handle(
         self, method: str, path: str, authorization: str, repos: set[str], base: str

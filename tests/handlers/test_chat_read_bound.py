@@ -28,7 +28,8 @@ WEEK = Window(since="2026-09-07", until="2026-09-13", tz="UTC")
 MONDAY = datetime(2026, 9, 14, 9, tzinfo=UTC)
 ASKER = Context(platform="slack", chat_id="C_ASKER", user_id="U1")
 TEAM = Context(platform="slack", chat_id="C_TEAM", user_id="U2")
-# Enough for a week of the team's PRs and a bounded read; a read of two years spends it all.
+# Enough for a week of the team's PRs and a bounded read; a read of two years spends it all. The fake
+# charges a point a query (graphql_cost=1), as the counts here assume.
 BUDGET = 10
 
 
@@ -57,7 +58,7 @@ def searched_days(fake: FakeGitHub) -> set[date]:
 
 
 def test_a_two_year_report_reads_only_its_last_35_days_and_the_team_is_still_answered(tmp_path: Path) -> None:
-    with FakeGitHub(limit=BUDGET) as fake:
+    with FakeGitHub(limit=BUDGET, graphql_cost=1) as fake:
         huge(fake)
         svc = services(fake, tmp_path)
         reply = handle(f"report 2024-09-16..{WEEK.until} {REPO}", ASKER, svc)
@@ -78,7 +79,7 @@ def test_a_two_year_report_reads_only_its_last_35_days_and_the_team_is_still_ans
 def test_unbounded_the_same_report_spends_the_budget_the_team_needed(tmp_path: Path) -> None:
     # The finding this bound answers: with the bound lifted, one user's report leaves the team's week
     # unread (GitHub's budget is spent).
-    with FakeGitHub(limit=BUDGET) as fake:
+    with FakeGitHub(limit=BUDGET, graphql_cost=1) as fake:
         huge(fake)
         svc = services(fake, tmp_path, "[chat]\nmax_sync_days = 3660\n")
         handle(f"report 2024-09-16..{WEEK.until} {REPO}", ASKER, svc)
@@ -162,7 +163,7 @@ def test_a_chats_points_for_the_hour_are_shared_by_its_commands(tmp_path: Path) 
 
 
 def test_github_reads_are_counted_in_points(tmp_path: Path) -> None:
-    with FakeGitHub() as fake:
+    with FakeGitHub(graphql_cost=1) as fake:
         huge(fake)
         # The repository's file costs a point, then the week's read starts with one left, and finishes.
         svc = services(fake, tmp_path, "[chat]\ngithub_points_per_hour = 2\n")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prdigest.analysis.llm.errors import LLMUnavailable
 from prdigest.analysis.llm.safety import estimate_tokens
+from prdigest.clock import utc_now
 from prdigest.storage import rate_limit
 
 if TYPE_CHECKING:
@@ -65,11 +66,16 @@ class LocalTurns:
             return start - now
 
 
+def _epoch_s() -> float:
+    return utc_now().timestamp()
+
+
 class StoreTurns:
     """The line for an endpoint and model kept in the store: one for every process sharing it. Its clock
-    is the wall clock, which the machines sharing a database agree on (NTP)."""
+    is the wall clock (prdigest's: a frozen test clock runs on from where it was set), which the machines
+    sharing a database agree on (NTP)."""
 
-    def __init__(self, store: Store, endpoint: str, model: str, clock: Callable[[], float] = time.time):
+    def __init__(self, store: Store, endpoint: str, model: str, clock: Callable[[], float] = _epoch_s):
         self._store, self._endpoint, self._model = store, endpoint, model
         self._clock = clock
 

@@ -98,6 +98,10 @@ class GitHubApp:
                 installation.granted = self._new_token(installation.id, owner)
             return installation.granted[0]
 
+    def installation_id(self, owner: str | None, installation_id: int | None) -> int:
+        """``installation_id``, else the id of the installation on ``owner`` (found once)."""
+        return self._installation(owner, installation_id).id
+
     def forget(self, owner: str | None, installation_id: int | None) -> None:
         """GitHub rejected the current token (revoked): the next request asks for a new one."""
         installation = self._installation(owner, installation_id)
@@ -246,6 +250,10 @@ class InstallationAuth:
 
     def mask_authentication(self, headers: dict[str, str]) -> None:
         headers["Authorization"] = "token (installation token removed)"
+
+    def installation(self) -> int:
+        """The installation's id: its rate limit is its own, whichever client spends it."""
+        return self.app.installation_id(self.owner, self.installation_id)
 
     def rejected(self) -> None:
         """GitHub answered 401 to the token (revoked): the next request asks for a new one."""

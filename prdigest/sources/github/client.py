@@ -1,9 +1,11 @@
 """The GitHub client, through PyGithub: GraphQL and REST requests, their retries, and the rate-limit budget.
 
-Every response updates the rate-limit budget; a request that would spend the
-last of it is not sent (GitHubRateLimited) so that a sync can stop and report a
-partial result instead of sleeping until the reset. 5xx answers, timeouts and
-secondary rate limits are retried a bounded number of times by GithubRetry.
+Every response updates the rate-limit budget, which every client of the same token or App
+installation shares in the process (budget.py), as they share a bound on their requests in flight; a
+request that would spend the last of it is not sent (GitHubRateLimited) so that a sync can stop and
+report a partial result instead of sleeping until the reset. Each GraphQL query's cost is logged
+(logger "prdigest.github") and counted by kind. 5xx answers, timeouts and secondary rate limits are
+retried a bounded number of times by GithubRetry.
 
 PyGithub is imported only when a client is made, so a git report never loads it; this is the one
 module that touches it.
@@ -11,17 +13,19 @@ module that touches it.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from prdigest.clock import machine_utc_now
 from prdigest.config import GithubSettings, Settings
-from prdigest.metrics import count_github_request, set_github_remaining
+from prdigest.config.github import MAX_IN_FLIGHT
+from prdigest.metrics import count_github_points, count_github_request, set_github_remaining
 from prdigest.models import PullRequest
+from prdigest.sources.github.budget import RateBudget, SharedBudget, shared_budget, token_identity
 from prdigest.sources.github.errors import (
     GitHubAuthError,
     GitHubError,
@@ -34,7 +38,7 @@ from prdigest.sources.github.errors import (
     split_repo,
 )
 from prdigest.sources.github.models import Reader, parse_time
-from prdigest.sources.github.queries import BATCH_SIZE, PR_QUERY
+from prdigest.sources.github.queries import BATCH_SIZE, PR_QUERY, operation_name
 from prdigest.sources.parsing import excerpt
 from prdigest.storage import github_cache
 
@@ -44,6 +48,8 @@ if TYPE_CHECKING:
 
     from prdigest.sources.github.app_auth import InstallationAuth
     from prdigest.storage import Store
+
+log = logging.getLogger("prdigest.github")
 
 GITHUB_URL = "https://api.github.com"
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
@@ -62,18 +68,8 @@ class ClientOptions:
     reserve: int = 0  # rate-limit points a sync leaves unspent
     batch_size: int = BATCH_SIZE
     token_renewal: float = 300  # seconds before its expiry a GitHub App's installation token is renewed
-
-
-@dataclass
-class RateBudget:
-    remaining: int
-    limit: int | None = None
-    reset_at: datetime | None = None
-
-    def describe(self) -> str:
-        left = f"{self.remaining} of {self.limit}" if self.limit else str(self.remaining)
-        reset = f"; it resets at {self.reset_at:%Y-%m-%d %H:%M} UTC" if self.reset_at else ""
-        return f"{left} points left{reset}"
+    # Requests of one credential in flight at once, over all its clients in the process ([github]).
+    max_in_flight: int = MAX_IN_FLIGHT
 
 
 def make_client(
@@ -82,7 +78,7 @@ def make_client(
     """The client for the settings' GitHub URL, signed in as their GitHub App's installation on ``owner``
     (the App wins over a token), else with their token; a clear error when it has neither."""
     github = settings.github if isinstance(settings, Settings) else settings
-    options = options or ClientOptions()
+    options = replace(options or ClientOptions(), max_in_flight=github.max_in_flight)
     if github.app_id is not None:
         from prdigest.sources.github.app_auth import InstallationAuth, github_app
 
@@ -116,7 +112,7 @@ def github_retry(o: ClientOptions) -> GithubRetry:
 
 class GitHubClient:
     """One token (or a GitHub App's installation) on one GitHub host. Counts its requests by purpose and
-    tracks the rate limits."""
+    the points they spent; the rate limits and the requests in flight are its credential's, shared."""
 
     def __init__(
         self, token: str | InstallationAuth, url: str = GITHUB_URL, options: ClientOptions | None = None
@@ -141,9 +137,24 @@ class GitHubClient:
             seconds_between_writes=None,
         )
         self.requests: Counter[str] = Counter()  # requests sent, by purpose ("sync", "diff")
-        self.budgets: dict[str, RateBudget] = {}  # by resource: "graphql", "core"
-        self._costs: dict[str, int] = {}  # last cost GitHub charged for each query
         self.points = 0  # rate-limit points spent: each query's GraphQL cost, one a REST request
+        # An App's installation is known at its first request (finding it may take one).
+        self._shared: SharedBudget | None = (
+            shared_budget(self.url, token_identity(token)) if isinstance(token, str) else None
+        )
+
+    @property
+    def shared(self) -> SharedBudget:
+        """The budget and the requests in flight of this client's credential, shared in the process."""
+        if self._shared is None:
+            assert self._app is not None
+            self._shared = shared_budget(self.url, f"installation {self._app.installation()}")
+        return self._shared
+
+    @property
+    def budgets(self) -> dict[str, RateBudget]:
+        """The credential's rate-limit budgets by resource ("graphql", "core"), as last answered."""
+        return self._shared.budgets if self._shared is not None else {}
 
     # --- requests -------------------------------------------------------------
 
@@ -151,81 +162,85 @@ class GitHubClient:
         self, query: str, variables: dict[str, Any], *, purpose: str = "sync"
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The data and the per-field errors of one request; a failure of the whole request raises."""
-        self._check_budget("graphql", self._costs.get(query, 1))
         _, body = self._send(
-            purpose, "graphql", lambda: self._github.requester.graphql_query(query, variables)
+            purpose,
+            "graphql",
+            lambda: self._github.requester.graphql_query(query, variables),
+            self.shared.cost(query),
         )
         data = body.get("data") or {}
         errors = body.get("errors") or []
         rate = data.get("rateLimit")
         if isinstance(rate, dict):
             self._note_rate_limit(query, rate)
-        self.points += rate["cost"] if isinstance(rate, dict) and isinstance(rate.get("cost"), int) else 1
+        cost = rate["cost"] if isinstance(rate, dict) and isinstance(rate.get("cost"), int) else 1
+        self.points += cost
+        kind = operation_name(query)
+        count_github_points(kind, cost)
+        left = self.shared.describe("graphql")
+        log.debug("GitHub GraphQL %s (%s): cost %d, %s", kind, purpose, cost, left)
         if any(e.get("type") == "RATE_LIMITED" for e in errors):
-            raise GitHubRateLimited(f"GitHub's GraphQL rate limit is spent: {self._budget_text('graphql')}")
+            raise GitHubRateLimited(f"GitHub's GraphQL rate limit is spent: {left}")
         return data, errors
 
     def _send(
-        self, purpose: str, resource: str, call: Callable[[], tuple[dict[str, Any], Any]]
+        self, purpose: str, resource: str, call: Callable[[], tuple[dict[str, Any], Any]], cost: int = 1
     ) -> tuple[dict[str, Any], Any]:
+        """One request, once its credential's budget and bound on requests in flight let it go."""
         from github import GithubException
         from requests import RequestException
 
-        self.requests[purpose] += 1
-        try:
-            headers, body = call()
-        except GithubException as exc:
-            count_github_request(purpose, "error")
-            self._note_headers(exc.headers or {}, resource)
-            if isinstance(exc.data, dict) and "errors" in exc.data and exc.status in (400, 404):
-                # A GraphQL answer with errors: PyGithub raises, the caller sorts partial data from failure.
-                return exc.headers or {}, exc.data
-            raise self._error(exc) from None
-        except RequestException as exc:
-            count_github_request(purpose, "unreachable")
-            raise self._transport_error(exc) from None
+        o = self.options
+        with self.shared.request(resource, cost, o.reserve, o.max_in_flight):
+            self.requests[purpose] += 1
+            try:
+                headers, body = call()
+            except GithubException as exc:
+                return self._failed(purpose, resource, exc)
+            except RequestException as exc:
+                count_github_request(purpose, "unreachable")
+                raise self._transport_error(exc) from None
         count_github_request(purpose, "ok")
         if resource != "graphql":  # a GraphQL query's cost is in its answer
             self.points += 1
+            count_github_points("rest", 1)
         self._note_headers(headers, resource)
         return headers, body
 
-    def _check_budget(self, resource: str, cost: int) -> None:
-        budget = self.budgets.get(resource)
-        if budget is None or (budget.reset_at is not None and budget.reset_at <= machine_utc_now()):
-            return  # unknown, or renewed since: GitHub will tell
-        if budget.remaining - cost < self.options.reserve:
-            raise GitHubRateLimited(
-                f"stopped before GitHub's {resource} rate limit runs out ({budget.describe()})"
-            )
+    def _failed(self, purpose: str, resource: str, exc: GithubException) -> tuple[dict[str, Any], Any]:
+        count_github_request(purpose, "error")
+        self._note_headers(exc.headers or {}, resource)
+        if isinstance(exc.data, dict) and "errors" in exc.data and exc.status in (400, 404):
+            # A GraphQL answer with errors: PyGithub raises, the caller sorts partial data from failure.
+            return exc.headers or {}, exc.data
+        raise self._error(exc) from None
 
     def _note_headers(self, headers: dict[str, Any], resource: str) -> None:
         if "x-ratelimit-remaining" not in headers:
             return
         resource = headers.get("x-ratelimit-resource", resource)
         reset = headers.get("x-ratelimit-reset")
-        self.budgets[resource] = RateBudget(
-            remaining=int(float(headers["x-ratelimit-remaining"])),
+        remaining = int(float(headers["x-ratelimit-remaining"]))
+        self.shared.note(
+            resource,
+            remaining,
             limit=int(float(headers["x-ratelimit-limit"])) if "x-ratelimit-limit" in headers else None,
             reset_at=datetime.fromtimestamp(int(float(reset)), UTC) if reset else None,
         )
-        set_github_remaining(resource, self.budgets[resource].remaining)
+        set_github_remaining(resource, remaining)
 
     def _note_rate_limit(self, query: str, rate: dict[str, Any]) -> None:
         if isinstance(rate.get("cost"), int):
-            self._costs[query] = rate["cost"]
+            self.shared.note_cost(query, rate["cost"])
         if isinstance(rate.get("remaining"), int):
-            known = self.budgets.get("graphql")
-            self.budgets["graphql"] = RateBudget(
-                remaining=rate["remaining"],
-                limit=known.limit if known else None,
-                reset_at=parse_time(rate.get("resetAt")) or (known.reset_at if known else None),
+            limit = rate.get("limit")
+            self.shared.note(
+                "graphql",
+                rate["remaining"],
+                limit=limit if isinstance(limit, int) else None,
+                reset_at=parse_time(rate.get("resetAt")),
             )
             set_github_remaining("graphql", rate["remaining"])
-
-    def _budget_text(self, resource: str) -> str:
-        budget = self.budgets.get(resource)
-        return budget.describe() if budget else "no budget left"
 
     def _error(self, exc: GithubException) -> GitHubError:
         from github import BadCredentialsException, RateLimitExceededException, UnknownObjectException
@@ -243,7 +258,7 @@ class GitHubClient:
                 f"GitHub at {self.url} rejected the token (401 {message or 'Bad credentials'}): "
                 "check GITHUB_TOKEN or PRDIGEST_GITHUB_TOKEN"
             )
-        if isinstance(exc, RateLimitExceededException):
+        if isinstance(exc, RateLimitExceededException) or exc.status == 429:  # GitHub answers either
             if "secondary" in message.lower():
                 return GitHubRateLimited(
                     f"GitHub's secondary rate limit stopped the requests after {attempts} attempts; "
@@ -251,7 +266,7 @@ class GitHubClient:
                 )
             resource = (exc.headers or {}).get("x-ratelimit-resource", "core")
             return GitHubRateLimited(
-                f"GitHub's {resource} rate limit is spent ({self._budget_text(resource)})"
+                f"GitHub's {resource} rate limit is spent ({self.shared.describe(resource)})"
             )
         if isinstance(exc, UnknownObjectException) or exc.status == 404:
             return GitHubNotFound(
@@ -313,7 +328,6 @@ class GitHubClient:
     def _diff_excerpt(self, repo: str, number: int) -> str:
         split_repo(repo)
         requester = self._github.requester
-        self._check_budget("core", 1)
 
         def call() -> tuple[dict[str, Any], str | None]:
             status, headers, text = requester.requestJson(

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from prdigest.sources.github.codeowners import LOCATIONS as CODEOWNERS_LOCATIONS
 
-RATE_LIMIT = "rateLimit { cost remaining resetAt }"
+RATE_LIMIT = "rateLimit { cost limit remaining resetAt }"
 _ACTOR = "author { __typename login }"
 _PAGE = "totalCount pageInfo { hasNextPage endCursor }"
 
@@ -166,3 +166,10 @@ OWNER_REPOS_QUERY = f"""query OwnerRepositories($login: String!, $after: String)
     }}
   }}
 }}"""
+
+
+def operation_name(query: str) -> str:
+    """The query's operation name ("PullRequests"), by which its cost is logged and counted."""
+    # "query Name(...) {" or "query Name {": the words before the first "(" or "{" of the head.
+    words = query[:200].partition("{")[0].partition("(")[0].split()
+    return words[1] if len(words) == 2 and words[0] == "query" else "anonymous"
