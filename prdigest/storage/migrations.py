@@ -399,3 +399,9 @@ def m027_llm_rate(db: Database) -> None:
     db.table("llm_rate").create(
         {"endpoint": str, "model": str, "free_at": float}, pk=("endpoint", "model"), not_null={"free_at"}
     )
+
+
+@migration
+def m028_analysis_claims(db: Database) -> None:
+    # Which run is asking the LLM about a PR now (storage/analysis_claims.py): the others wait for it.
+    db.table("analysis_claims").create({"key": str, "holder": str, "claimed_at": str}, pk="key")

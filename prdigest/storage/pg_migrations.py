@@ -159,3 +159,11 @@ def pg002_llm_rate(tx: Tx) -> None:
         "create table llm_rate (endpoint text, model text, free_at double precision not null, "
         "primary key (endpoint, model))"
     )
+
+
+@pg_migration
+def pg003_analysis_claims(tx: Tx) -> None:
+    # SQLite's m028: which run is asking the LLM about a PR now (storage/analysis_claims.py).
+    tx.run(
+        "create table analysis_claims (key text primary key, holder text not null, claimed_at text not null)"
+    )

@@ -39,6 +39,7 @@ from prdigest.analysis.llm.schemas import (
     NarrativeOut,
     PRAnalysisOut,
 )
+from prdigest.analysis.llm.shared import Claims
 from prdigest.analysis.llm.spend import LLMReportCapped, ReportSpend
 from prdigest.analysis.llm.workers import DiffLoader, Progress, counter, serialised
 from prdigest.analysis.taxonomy import known_tags, taxonomy_hash
@@ -224,8 +225,11 @@ class LLMEngine:
         repo = prs_n[0][1].repo if prs_n else ""  # one repository's PRs: ``rules`` is keyed by number
         prompt = load_prompt("analyse_pr", prompt_lang(lang))
         gate = prompt_gate(prompt, repo=repo, tags=known_tags(taxonomy), sources=SOURCES)
+        keys: dict[int, str] = {}
         for n, pr in prs_n:
-            key = analysis_key(pr.repo, n, pr.content_hash(), "llm", self.settings.model, version, lang)
+            key = keys[n] = analysis_key(
+                pr.repo, n, pr.content_hash(), "llm", self.settings.model, version, lang
+            )
             cached = self._cached(key, gate)
             if cached is not None:
                 raw[n], how[n] = cached, "cached"
@@ -242,6 +246,7 @@ class LLMEngine:
             utc_now() - RETRY_FAILED_AFTER,
         )
         todo = [(n, pr) for n, pr in todo if pr.uid not in failed]
+        prs_by = dict(todo)
         self.spend.for_prs(len(prs_n))
         diff = serialised(diff_loader)
         tick = counter(len(todo), on_done)
@@ -251,11 +256,22 @@ class LLMEngine:
             tick()
             return analysis
 
+        claims = Claims(self.store, self.run_id, keys)  # one analysis per PR, whatever runs at once
+        mine, theirs = claims.split(todo)
         with ThreadPoolExecutor(self.settings.workers, thread_name_prefix="prdigest-llm") as pool:
-            done = pool.map(one, todo)
-            for (n, _), analysis in zip(todo, done, strict=True):
-                if analysis is not None:
-                    raw[n], how[n] = analysis, "llm"
+            try:
+                asked = list(zip(mine, pool.map(one, mine), strict=True))
+            finally:
+                claims.release(mine)
+            found, left = claims.awaited(theirs, lambda key: self._cached(key, gate))
+            for n, analysis in found.items():
+                raw[n], how[n] = analysis, "cached"
+                self.spend.reused(prs_by[n].uid, version)
+                tick()
+            asked += zip(left, pool.map(one, left), strict=True)
+        for (n, _), answer in asked:
+            if answer is not None:
+                raw[n], how[n] = answer, "llm"
         window = {n for n, _ in prs_n}
         out = {n: with_rules(a, rules[n], window, report_lang) for n, a in raw.items()}
         if flat_scores(list(out.values())):
