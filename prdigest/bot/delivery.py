@@ -41,7 +41,7 @@ from prdigest.pipeline.team import make_team_report, team_repos
 from prdigest.redact import scrub_value
 from prdigest.render.markdown import render_markdown
 from prdigest.sources.base import Source
-from prdigest.sources.diffs import cache_only, diffs_from_cache_only
+from prdigest.sources.prepared import in_prepared_report, prepared_report
 from prdigest.sources.registry import open_source
 from prdigest.storage import Store
 from prdigest.storage.deliveries import (
@@ -147,8 +147,8 @@ def deliver_subscription(
     # A scheduled run (``now``: its fire time) may wait out the LLM's rate limit until its deadline.
     patience = (now + settings.schedule.deadline - utc_now()).total_seconds() if now else 0.0
     # A prepared deployment's scheduled report reads the diffs its LLM evidence needs from the cache.
-    diffs = diffs_from_cache_only() if now and settings.schedule.prepares else nullcontext()
-    with heartbeat(store, key, claimed.fence, lease / 3), waiting_out_rate_limits(patience), diffs:
+    prepared = prepared_report() if now and settings.schedule.prepares else nullcontext()
+    with heartbeat(store, key, claimed.fence, lease / 3), waiting_out_rate_limits(patience), prepared:
         return _deliver_claimed(settings, store, sub, window, deliverer, key, claimed)
 
 
@@ -241,10 +241,10 @@ def heartbeat(store: Store, key: str, fence: int, every: timedelta) -> Iterator[
 
 def _build(settings: Settings, store: Store, sub: Subscription, window: Window) -> tuple[Report, str | None]:
     """The subscription's report (a team's: its repositories' in one), saved, and the address of its page
-    when there is a public URL. A prepared deployment's scheduled report (``cache_only``) reads only the
+    when there is a public URL. A prepared deployment's scheduled report (``prepared_report``) reads only the
     days the cache lacks: the prepare synced the rest, and a repository reported in two languages, or in
     two teams, is read once."""
-    refresh = not cache_only()
+    refresh = not in_prepared_report()
     if sub.is_team:
         report = make_team_report(settings, store, sub, window, save=True, refresh=refresh)
     else:

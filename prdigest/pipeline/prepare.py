@@ -7,7 +7,7 @@ scheduler on SQLite, a procrastinate task per repository on PostgreSQL, or `prdi
 cron): an incremental sync of the last days, then every analysis a report will ask for (the rules', the
 LLM's with the diffs its evidence needs), all kept in the cache under the keys the report reads. A
 report then pays only for the PRs merged since the last prepare, and its diffs come from the cache
-(``diffs_from_cache_only``): none is fetched while reports are due.
+(``prepared_report``): none is fetched while reports are due.
 """
 
 from __future__ import annotations

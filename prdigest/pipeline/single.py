@@ -36,7 +36,7 @@ from prdigest.models import (
 from prdigest.progress import progress
 from prdigest.sources.attention import read_attention
 from prdigest.sources.base import BatchHook, Source, read_span
-from prdigest.sources.diffs import cache_only, diffs_from_cache_only
+from prdigest.sources.prepared import in_prepared_report, prepared_report
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
@@ -204,10 +204,10 @@ def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], 
     """Diffs for the LLM's evidence of PRs that carry none: GitHub's are fetched once and cached.
 
     The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe), and
-    the caller's ``diffs_from_cache_only`` (a thread does not inherit it)."""
+    the caller's ``prepared_report`` (a thread does not inherit it)."""
     if source is None:
         return None
-    cached = diffs_from_cache_only if cache_only() else nullcontext
+    cached = prepared_report if in_prepared_report() else nullcontext
 
     def load(pr: PullRequest) -> str | None:
         with cached():

@@ -12,9 +12,6 @@ are kept too, a few per file: they are the evidence the security rule quotes, wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -142,22 +139,3 @@ def excerpt(patch: str, limit: int = DIFF_LINES_PER_PR) -> str:
     if hidden:
         out.append(f"... ({hidden} more changed lines)")
     return "\n".join(out)
-
-
-_cache_only: ContextVar[bool] = ContextVar("prdigest_diffs_cache_only", default=False)
-
-
-@contextmanager
-def diffs_from_cache_only() -> Iterator[None]:
-    """Within the block, a PR's diff for the LLM's evidence is read from the cache, never fetched: a
-    weekly report of a prepared deployment (``pipeline.prepare``) spends no request of GitHub's budget
-    on diffs; a PR merged since the last prepare is analysed from its title, description and files."""
-    token = _cache_only.set(True)
-    try:
-        yield
-    finally:
-        _cache_only.reset(token)
-
-
-def cache_only() -> bool:
-    return _cache_only.get()

@@ -91,6 +91,7 @@ def test_monday_asks_only_about_what_merged_since_the_prepare_and_fetches_no_dif
     assert (analyses_asked(llm), diffs_fetched(github)) == (4, 4)
     github.repos[REPO].add(5, author="bob", files=[FakeFile("core/mod5.py", 9, 1)], **merged(13, 10))
     searched = len(github.searches)
+    open_reads = github.operations["OpenPullRequests"]
 
     monday(settings, store, sub)
     assert analyses_asked(llm) == 4 + 1  # the PR merged since the prepare, alone
@@ -106,6 +107,7 @@ def test_monday_asks_only_about_what_merged_since_the_prepare_and_fetches_no_dif
     monday(settings, store, zh)
     assert [q for q in github.searches[searched:] if "is:merged" in q] == merged_searches
     assert analyses_asked(llm) == 5  # one analysis per PR, whatever the language
+    assert github.operations["OpenPullRequests"] == open_reads + 1  # what is open: read once for both
 
 
 def test_without_a_prepare_schedule_the_delivery_fetches_the_diffs_it_needs(

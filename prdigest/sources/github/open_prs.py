@@ -11,6 +11,8 @@ Drafts are left out: nobody is asked to act on them yet.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -35,6 +37,7 @@ from prdigest.sources.github.queries import (
     OPEN_QUERY,
     OPEN_REQUESTS,
 )
+from prdigest.sources.prepared import in_prepared_report
 
 if TYPE_CHECKING:
     from prdigest.config.models import AttentionSettings
@@ -42,6 +45,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DAY = timedelta(days=1)
+# What is open changes over hours; a read this recent answers every report of the repository meanwhile.
+FRESH_S = 300.0
+_guard = threading.Lock()
+_reading: dict[tuple[str, str], threading.Lock] = {}  # one read per repository at a time
+_recent: dict[tuple[str, str], tuple[float, OpenState]] = {}  # (GitHub, repository) -> (read at, state)
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,36 @@ class OpenState:
 
 
 def read_open(client: GitHubClient, repo: str) -> OpenState:
+    """The repository's open state. Within a prepared weekly report (``sources.prepared``), read at most
+    once per ``FRESH_S`` in the process: every report of the repository built meanwhile (Monday's zh and
+    en teams) shares one read (4 points of GitHub's budget), two threads asking at once wait for one."""
+    if not in_prepared_report():
+        return _read_open(client, repo)
+    key = (client.url, repo.lower())
+    with _guard:
+        lock = _reading.setdefault(key, threading.Lock())
+    with lock:
+        hit = _recent.get(key)
+        if hit is not None and time.monotonic() - hit[0] < FRESH_S:
+            return hit[1]
+        state = _read_open(client, repo)
+        with _guard:
+            now = time.monotonic()
+            for stale in [k for k, (at, _) in _recent.items() if now - at >= FRESH_S]:
+                del _recent[stale]
+            _recent[key] = (now, state)
+        return state
+
+
+def forget(url: str) -> None:
+    """Drop the open states read from the GitHub at ``url``: a new server there (a test's local GitHub on a
+    port an earlier one used) is another GitHub."""
+    with _guard:
+        for key in [key for key in _recent if key[0] == url]:
+            del _recent[key]
+
+
+def _read_open(client: GitHubClient, repo: str) -> OpenState:
     owner, name = split_repo(repo)
     query = f"repo:{repo} is:pr is:open sort:created-asc"
     data, errors = client.graphql(OPEN_QUERY, {"owner": owner, "name": name, "query": query}, purpose="open")

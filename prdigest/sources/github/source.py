@@ -24,7 +24,6 @@ from zoneinfo import ZoneInfo
 from prdigest.models import Attention, PullRequest, Window
 from prdigest.progress import progress
 from prdigest.sources.base import BatchHook, Source
-from prdigest.sources.diffs import cache_only
 from prdigest.sources.github.budget import RateBudget
 from prdigest.sources.github.client import (
     DIFF_MEDIA_TYPE,
@@ -60,6 +59,7 @@ from prdigest.sources.github.queries import (
     RATE_LIMIT,
     follow_up_query,
 )
+from prdigest.sources.prepared import in_prepared_report
 from prdigest.storage import github_cache
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ class GitHubSource(Source):
         return self.client.fetch_pr(self.repo, number)
 
     def diff(self, number: int, store: Store | None = None) -> str | None:
-        if cache_only():  # a report due now, of a prepared deployment: the prepare fetched the diffs
+        if in_prepared_report():  # a report due now, of a prepared deployment: the prepare fetched the diffs
             return github_cache.get_diffs(store, self.repo, [number]).get(number) if store else None
         return self.client.fetch_diff(self.repo, number, store)
 
