@@ -147,7 +147,7 @@ def deliver_subscription(
     # A scheduled run (``now``: its fire time) may wait out the LLM's rate limit until its deadline.
     patience = (now + settings.schedule.deadline - utc_now()).total_seconds() if now else 0.0
     # A prepared deployment's scheduled report reads the diffs its LLM evidence needs from the cache.
-    prepared = prepared_report() if now and settings.schedule.prepares else nullcontext()
+    prepared = prepared_report(store) if now and settings.schedule.prepares else nullcontext()
     with heartbeat(store, key, claimed.fence, lease / 3), waiting_out_rate_limits(patience), prepared:
         return _deliver_claimed(settings, store, sub, window, deliverer, key, claimed)
 

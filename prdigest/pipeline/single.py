@@ -36,7 +36,7 @@ from prdigest.models import (
 from prdigest.progress import progress
 from prdigest.sources.attention import read_attention
 from prdigest.sources.base import BatchHook, Source, read_span
-from prdigest.sources.prepared import in_prepared_report, prepared_report
+from prdigest.sources.prepared import prepared_report, prepared_store
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage import Store, coverage
 from prdigest.subscription import Subscription
@@ -207,10 +207,10 @@ def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], 
     the caller's ``prepared_report`` (a thread does not inherit it)."""
     if source is None:
         return None
-    cached = prepared_report if in_prepared_report() else nullcontext
+    prepared = prepared_store()
 
     def load(pr: PullRequest) -> str | None:
-        with cached():
+        with prepared_report(prepared) if prepared else nullcontext():
             return source.diff(pr.number, store) if pr.number is not None else None
 
     return load
@@ -440,7 +440,8 @@ def make_report(
     report.unavailable += ["open_prs"] if untold else []
     warnings += unread
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
-    newest = newest_merged(store, source, name) if empty else None
+    # A prepared report's cache is as new as the source's last days: asking the source costs a query.
+    newest = newest_merged(store, None if prepared_store() else source, name) if empty else None
     if newest is not None and not window.contains(newest[2]):
         warnings.append(newest_text(newest, name, window, lang))
     report.warnings = [*warnings, *report.warnings]  # the engine's own (a spent token budget) after

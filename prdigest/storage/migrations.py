@@ -405,3 +405,11 @@ def m027_llm_rate(db: Database) -> None:
 def m028_analysis_claims(db: Database) -> None:
     # Which run is asking the LLM about a PR now (storage/analysis_claims.py): the others wait for it.
     db.table("analysis_claims").create({"key": str, "holder": str, "claimed_at": str}, pk="key")
+
+
+@migration
+def m029_open_states(db: Database) -> None:
+    # GitHub's last answer to a repository's open-PR request (storage/open_states.py).
+    db.table("open_states").create(
+        {"url": str, "repo": str, "read_at": str, "answer": str}, pk=("url", "repo")
+    )

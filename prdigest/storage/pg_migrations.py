@@ -167,3 +167,12 @@ def pg003_analysis_claims(tx: Tx) -> None:
     tx.run(
         "create table analysis_claims (key text primary key, holder text not null, claimed_at text not null)"
     )
+
+
+@pg_migration
+def pg004_open_states(tx: Tx) -> None:
+    # SQLite's m029: GitHub's last answer to a repository's open-PR request (storage/open_states.py).
+    tx.run(
+        "create table open_states (url text, repo text, read_at text not null, answer text not null, "
+        "primary key (url, repo))"
+    )

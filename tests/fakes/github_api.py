@@ -42,7 +42,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import graphql
 
 from prdigest.sources.github.budget import forget as forget_budgets
-from prdigest.sources.github.open_prs import forget as forget_open_states
 
 from .github_app import FakeApp
 from .github_rate import INSTALLATION_LIMIT, TOKEN_LIMIT, Budget, Meter, RateLimits, query_cost
@@ -786,7 +785,6 @@ class FakeGitHub:
         self._server = server
         # A new GitHub, perhaps on a port an earlier test's used: prdigest's budgets of that one do not apply.
         forget_budgets(self.url)
-        forget_open_states(self.url)
         threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-github", daemon=True).start()
         return self
 

@@ -10,15 +10,16 @@ Drafts are left out: nobody is asked to act on them yet.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from prdigest.clock import utc_now
 from prdigest.model_base import OpenReason
 from prdigest.models import Attention, OpenPR
 from prdigest.sources.github.codeowners import LOCATIONS, MAX_BYTES, CodeOwners, parse
@@ -37,7 +38,8 @@ from prdigest.sources.github.queries import (
     OPEN_QUERY,
     OPEN_REQUESTS,
 )
-from prdigest.sources.prepared import in_prepared_report
+from prdigest.sources.prepared import prepared_store
+from prdigest.storage import open_states
 
 if TYPE_CHECKING:
     from prdigest.config.models import AttentionSettings
@@ -45,11 +47,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DAY = timedelta(days=1)
-# What is open changes over hours; a read this recent answers every report of the repository meanwhile.
-FRESH_S = 300.0
+# What is open changes over hours; a read this recent answers every prepared report of the repository.
+FRESH = timedelta(minutes=5)
 _guard = threading.Lock()
 _reading: dict[tuple[str, str], threading.Lock] = {}  # one read per repository at a time
-_recent: dict[tuple[str, str], tuple[float, OpenState]] = {}  # (GitHub, repository) -> (read at, state)
 
 
 @dataclass(frozen=True)
@@ -65,40 +66,35 @@ class OpenState:
 
 
 def read_open(client: GitHubClient, repo: str) -> OpenState:
-    """The repository's open state. Within a prepared weekly report (``sources.prepared``), read at most
-    once per ``FRESH_S`` in the process: every report of the repository built meanwhile (Monday's zh and
-    en teams) shares one read (4 points of GitHub's budget), two threads asking at once wait for one."""
-    if not in_prepared_report():
-        return _read_open(client, repo)
-    key = (client.url, repo.lower())
+    """The repository's open state. Within a prepared weekly report (``sources.prepared``), GitHub's
+    answer is kept in the store and serves every report of the repository for ``FRESH``, whichever
+    worker builds it (Monday's zh and en teams: one read of 4 points), and two threads asking at once
+    wait for one read."""
+    store = prepared_store()
+    if store is None:
+        return _state(repo, *_asked(client, repo), client.url)
     with _guard:
-        lock = _reading.setdefault(key, threading.Lock())
+        lock = _reading.setdefault((client.url, repo.lower()), threading.Lock())
     with lock:
-        hit = _recent.get(key)
-        if hit is not None and time.monotonic() - hit[0] < FRESH_S:
-            return hit[1]
-        state = _read_open(client, repo)
-        with _guard:
-            now = time.monotonic()
-            for stale in [k for k, (at, _) in _recent.items() if now - at >= FRESH_S]:
-                del _recent[stale]
-            _recent[key] = (now, state)
+        kept = open_states.recent(store, client.url, repo, utc_now() - FRESH)
+        if kept is not None:
+            data, errors = json.loads(kept)
+            return _state(repo, data, errors, client.url)
+        read_at = utc_now()
+        data, errors = _asked(client, repo)
+        state = _state(repo, data, errors, client.url)  # an answer that is an error is not kept
+        open_states.keep(store, client.url, repo, read_at, json.dumps([data, errors]))
         return state
 
 
-def forget(url: str) -> None:
-    """Drop the open states read from the GitHub at ``url``: a new server there (a test's local GitHub on a
-    port an earlier one used) is another GitHub."""
-    with _guard:
-        for key in [key for key in _recent if key[0] == url]:
-            del _recent[key]
-
-
-def _read_open(client: GitHubClient, repo: str) -> OpenState:
+def _asked(client: GitHubClient, repo: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     owner, name = split_repo(repo)
     query = f"repo:{repo} is:pr is:open sort:created-asc"
-    data, errors = client.graphql(OPEN_QUERY, {"owner": owner, "name": name, "query": query}, purpose="open")
-    raise_for_repository(errors, repo, client.url)
+    return client.graphql(OPEN_QUERY, {"owner": owner, "name": name, "query": query}, purpose="open")
+
+
+def _state(repo: str, data: dict[str, Any], errors: list[dict[str, Any]], url: str) -> OpenState:
+    raise_for_repository(errors, repo, url)
     # A CODEOWNERS GitHub failed to give costs its owners only, not the open PRs.
     unread = {_codeowners_field(e) for e in errors} - {None}
     errors = [e for e in errors if _codeowners_field(e) is None]
