@@ -81,23 +81,12 @@ def teams(repos: list[str], subscriptions: int) -> list[tuple[str, list[str]]]:
     return [(lang, group) for lang, group in zh + en if group]
 
 
-class ScaledClock:
-    """GitHub's clock for its budget windows: ``scale`` times faster than the machine's."""
-
-    def __init__(self, scale: float):
-        self.scale = scale
-        self.start = time.time()
-
-    def __call__(self) -> float:
-        return self.start + (time.time() - self.start) * self.scale
-
-
 def github_of(
     repos: list[str], week_start: datetime, latency: float, scale: float
 ) -> tuple[FakeGitHub, int, dict]:
     """The fake GitHub with each repository's PRs of Monday to Saturday; the count, and the Sunday PRs to
     merge after the prepare (repository -> merge time)."""
-    fake = FakeGitHub(latency=latency, limit=BUDGET, clock=ScaledClock(scale))
+    fake = FakeGitHub(latency=latency, limit=BUDGET, window=round(3600 / scale))
     saturday_end = week_start + timedelta(days=6)
     count = 0
     sunday: dict[str, datetime] = {}

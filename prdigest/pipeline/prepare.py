@@ -13,6 +13,7 @@ report then pays only for the PRs merged since the last prepare, and its diffs c
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from prdigest.analysis.history import TREND_WEEKS
+from prdigest.clock import machine_utc_now
 from prdigest.config import Settings
 from prdigest.errors import PrdigestError, SourceError
 from prdigest.models import Window
@@ -29,6 +31,7 @@ from prdigest.sources.base import Source
 from prdigest.sources.registry import source_factory
 from prdigest.sources.repo_file import repo_settings
 from prdigest.storage import Store
+from prdigest.storage.repo_files import load_repo_file
 from prdigest.storage.subscriptions import list_subscriptions
 
 log = logging.getLogger("prdigest.prepare")
@@ -37,6 +40,8 @@ log = logging.getLogger("prdigest.prepare")
 DAYS = 8
 EARLIER = timedelta(weeks=TREND_WEEKS)  # before those: the weeks a report's trend compares with
 THREADS = 4  # repositories prepared at once; each one's LLM requests run on the engine's own threads
+RATE_LIMIT_ROUNDS = 3  # times the repositories GitHub's rate limit stopped are prepared again
+MAX_WAIT = timedelta(hours=1, minutes=5)  # longest wait for GitHub's budget to be renewed
 
 
 @dataclass
@@ -48,6 +53,7 @@ class Prepared:
     llm_analysed: int = 0
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    retry_at: datetime | None = None  # stopped by GitHub's rate limit: its budget is renewed then
 
     def describe(self) -> str:
         if self.error:
@@ -73,7 +79,10 @@ def prepare_repo(
     try:
         if source is None and store.count_prs(repo) == 0:
             raise SourceError(f"no source gives {repo} (a [[repos]] git clone, or a GitHub token)")
-        settings, done.warnings = repo_settings(settings, store, source, repo, lang)
+        # The repository's file as last read (by a report, which reads it with what is open): reading it
+        # here would cost GitHub 4 points a repository a day. None kept yet: the source's.
+        kept = load_repo_file(store, repo) is not None
+        settings, done.warnings = repo_settings(settings, store, None if kept else source, repo, lang)
         if source is not None:
             done.warnings += read_window(store, source, window)
             # The weeks a report compares with, read once (the cache keeps them): not on Monday.
@@ -88,6 +97,7 @@ def prepare_repo(
             done.llm_analysed = engine.usage().analysed
     except PrdigestError as exc:  # one repository's failure leaves the others prepared
         done.error = str(exc)
+        done.retry_at = getattr(exc, "retry_at", None)
     return done
 
 
@@ -110,8 +120,13 @@ def prepare_all(
     now: datetime,
     repos: Iterable[str] | None = None,
     source_for: Callable[[str], Source | None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> list[Prepared]:
-    """Prepare ``repos`` (default: every subscribed one), ``THREADS`` at a time; one line each in the log."""
+    """Prepare ``repos`` (default: every subscribed one), ``THREADS`` at a time; one line each in the log.
+
+    An organisation's repositories may need more of GitHub's budget than an hour holds: those GitHub's
+    rate limit stopped are prepared again once it is renewed (``sleep`` waits), up to ``RATE_LIMIT_ROUNDS``
+    times and ``MAX_WAIT`` each; the prepare is not due anywhere, the reports are."""
     source_for = source_for or source_factory(settings)
     wanted = list(repos) if repos is not None else subscribed_repos(settings, store)
 
@@ -120,5 +135,16 @@ def prepare_all(
         log.info("prepare %s", done.describe())
         return done
 
+    results: dict[str, Prepared] = {}
     with ThreadPoolExecutor(THREADS, thread_name_prefix="prdigest-prepare") as pool:
-        return list(pool.map(one, wanted))
+        for round_ in range(RATE_LIMIT_ROUNDS + 1):
+            results.update(zip(wanted, pool.map(one, wanted), strict=True))
+            stopped = [d for d in results.values() if d.retry_at is not None]
+            renewed = max((d.retry_at for d in stopped if d.retry_at), default=None)
+            wait = (renewed - machine_utc_now()).total_seconds() + 1 if renewed else None  # GitHub's clock
+            if round_ == RATE_LIMIT_ROUNDS or wait is None or wait > MAX_WAIT.total_seconds():
+                break
+            log.info("prepare: %d repositories wait %.0f s for GitHub's rate limit", len(stopped), wait)
+            sleep(max(wait, 0.0))
+            wanted = [d.repo for d in stopped]
+    return list(results.values())

@@ -44,7 +44,7 @@ import graphql
 from prdigest.sources.github.budget import forget as forget_budgets
 
 from .github_app import FakeApp
-from .github_rate import INSTALLATION_LIMIT, TOKEN_LIMIT, Budget, Meter, RateLimits, query_cost
+from .github_rate import INSTALLATION_LIMIT, TOKEN_LIMIT, WINDOW, Budget, Meter, RateLimits, query_cost
 
 TOKEN = "ghp_fake0123456789"
 SEARCH_CAP = 1000
@@ -687,6 +687,7 @@ class FakeGitHub:
         limit: int = TOKEN_LIMIT,
         installation_limit: int = INSTALLATION_LIMIT,
         clock: Callable[[], float] = time.time,
+        window: int = WINDOW,  # seconds a rate-limit budget lasts
         rate_limited_status: int = 403,  # GitHub answers a spent budget with 403 or 429
         graphql_cost: int | None = None,  # None: GitHub's formula; N: every query's (tests counting queries)
         latency: float = 0.0,
@@ -694,7 +695,7 @@ class FakeGitHub:
         self.token = token
         self.latency = latency  # seconds every request waits before its answer (a distant GitHub)
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
-        self.rate_limits = RateLimits(limit, installation_limit, clock)
+        self.rate_limits = RateLimits(limit, installation_limit, clock, window)
         self.rate_limited_status = rate_limited_status
         self.graphql_cost = graphql_cost
         self.repos: dict[str, FakeRepo] = {}

@@ -64,10 +64,11 @@ class Budget:
 
     limit: int
     reset_at: int  # epoch seconds
+    window: int = WINDOW
     remaining: dict[str, int] = field(default_factory=dict)
 
     def refill(self, now: float) -> None:
-        self.reset_at = int(now) + WINDOW
+        self.reset_at = int(now) + self.window
         self.remaining.update(core=self.limit, graphql=self.limit, search=SEARCH_LIMIT)
 
     def limit_of(self, resource: str) -> int:
@@ -89,7 +90,8 @@ class Budget:
 class RateLimits:
     """The budgets of every credential; the fake holds its lock around each call."""
 
-    def __init__(self, limit: int, installation_limit: int, clock: Callable[[], float]):
+    def __init__(self, limit: int, installation_limit: int, clock: Callable[[], float], window: int = WINDOW):
+        self.window = window  # seconds a budget lasts: an hour, or less for a bench's scaled hour
         self.limit = limit
         self.installation_limit = installation_limit
         self.clock = clock
@@ -101,7 +103,7 @@ class RateLimits:
         now = self.clock()
         if budget is None:
             limit = self.installation_limit if isinstance(credential, int) else self.limit
-            budget = self._budgets[credential] = Budget(limit, 0)
+            budget = self._budgets[credential] = Budget(limit, 0, self.window)
         if now >= budget.reset_at:
             budget.refill(now)
         return budget

@@ -5,6 +5,7 @@ delivery fetches what it needs, as before."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.timeout(120)
 REPO = "acme/rocket"
 PREPARED_AT = datetime(2026, 9, 13, 2, 0, tzinfo=UTC)  # Sunday's prepare
 FIRE = datetime(2026, 9, 14, 9, 30, tzinfo=UTC)  # Monday's delivery, 2026-W37
+PER_REPO = 7  # GitHub points a repository's first prepare spends here (two searches, a fetch, a diff)
 
 
 def merged(day: int, hour: int) -> dict[str, datetime]:
@@ -160,3 +162,25 @@ def test_a_bad_prepare_time_is_a_clear_error() -> None:
 
     with pytest.raises(ConfigError, match="prepare_at"):
         load_settings(env={"PRDIGEST_SCHEDULE__PREPARE_AT": "25:00"})
+
+
+def test_repositories_githubs_rate_limit_stopped_are_prepared_again_once_it_is_renewed(
+    serve, store: Store
+) -> None:
+    llm = serve()
+    with FakeGitHub(limit=PER_REPO + 2, window=2) as github:  # one repository's points an hour (of 2 s)
+        for name in ("acme/one", "acme/two"):
+            github.add_repo(FakeRepo(name)).add(
+                1, author="alice", files=[FakeFile("a.py", 3, 1)], **merged(9, 10)
+            )
+        settings = settings_of(github, llm)
+        clock.set_now(PREPARED_AT)
+        waits: list[float] = []
+
+        def sleep(seconds: float) -> None:
+            waits.append(seconds)
+            time.sleep(seconds)
+
+        done = prepare_all(settings, store, PREPARED_AT, ["acme/one", "acme/two"], sleep=sleep)
+    assert [(d.repo, d.prs, d.error) for d in done] == [("acme/one", 1, None), ("acme/two", 1, None)]
+    assert len(waits) == 1 and 0 < waits[0] <= 4

@@ -101,7 +101,8 @@ class SharedBudget:
             return  # unknown, or renewed since: GitHub will tell
         if budget.remaining - self._pending[resource] - cost < reserve:
             raise GitHubRateLimited(
-                f"stopped before GitHub's {resource} rate limit runs out ({budget.describe()})"
+                f"stopped before GitHub's {resource} rate limit runs out ({budget.describe()})",
+                retry_at=budget.reset_at,
             )
 
     def note(
@@ -123,6 +124,10 @@ class SharedBudget:
     def describe(self, resource: str) -> str:
         budget = self.budgets.get(resource)
         return budget.describe() if budget else "no budget left"
+
+    def reset_at(self, resource: str) -> datetime | None:
+        budget = self.budgets.get(resource)
+        return budget.reset_at if budget else None
 
 
 _shared: dict[tuple[str, str], SharedBudget] = {}

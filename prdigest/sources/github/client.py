@@ -180,7 +180,9 @@ class GitHubClient:
         left = self.shared.describe("graphql")
         log.debug("GitHub GraphQL %s (%s): cost %d, %s", kind, purpose, cost, left)
         if any(e.get("type") == "RATE_LIMITED" for e in errors):
-            raise GitHubRateLimited(f"GitHub's GraphQL rate limit is spent: {left}")
+            raise GitHubRateLimited(
+                f"GitHub's GraphQL rate limit is spent: {left}", retry_at=self.shared.reset_at("graphql")
+            )
         return data, errors
 
     def _send(
@@ -266,7 +268,8 @@ class GitHubClient:
                 )
             resource = (exc.headers or {}).get("x-ratelimit-resource", "core")
             return GitHubRateLimited(
-                f"GitHub's {resource} rate limit is spent ({self.shared.describe(resource)})"
+                f"GitHub's {resource} rate limit is spent ({self.shared.describe(resource)})",
+                retry_at=self.shared.reset_at(resource),
             )
         if isinstance(exc, UnknownObjectException) or exc.status == 404:
             return GitHubNotFound(

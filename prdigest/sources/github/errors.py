@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -30,7 +31,12 @@ class GitHubNotFound(GitHubError):
 
 
 class GitHubRateLimited(GitHubError):
-    """The rate-limit budget is spent, or would be by the next request."""
+    """The rate-limit budget is spent, or would be by the next request; ``retry_at``: when it is renewed,
+    where GitHub said."""
+
+    def __init__(self, message: str, *, retry_at: datetime | None = None):
+        super().__init__(message)
+        self.retry_at = retry_at
 
 
 class GitHubUnavailable(GitHubError):
