@@ -24,7 +24,7 @@ Chinese, half in English, each repository in one team of each language (every PR
   monday_llm_calls               requests the LLM got on Monday
   monday_llm_calls_bound         1.2 x the PRs merged since the prepare + the narratives (goal: >= calls)
   github_points_monday           GitHub points spent on Monday (budget: 12,500 an hour)
-  rate_limited_fallbacks         PRs whose analysis ended on a 429 and fell back to the rules (goal 0)
+  rate_limited_fallbacks         PRs left to the rules by a 429 or no turn under the rate limit (goal 0)
   analyses_per_pr_two_languages  LLM analyses per PR, both languages reported (goal 1.0)
   and prepare_wall_s, prepare_llm_calls, github_points_prepare, llm_429_answers, cards, missing_cards,
   prs_week, prs_since_prepare, workers_cpu_s.
@@ -137,27 +137,26 @@ def main() -> None:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         url = create_database(cluster.url, f"bench_org_{os.getpid()}")
-        config = write_config(
-            tmp / "prdigest.toml",
-            [
-                {
-                    "platform": "slack",
-                    "chat_id": f"C{i:04d}",
-                    "repos": group,
-                    "tz": TZ,
-                    "lang": lang,
-                    "day": WEEKDAYS[fire.weekday()],
-                    "time": fire.strftime("%H:%M"),
-                }
+
+        def configured(fire: datetime) -> Path:
+            """The settings, every weekly delivery due at ``fire``."""
+            subs = [
+                {"platform": "slack", "chat_id": f"C{i:04d}", "repos": group, "tz": TZ, "lang": lang,
+                 "day": WEEKDAYS[fire.weekday()], "time": fire.strftime("%H:%M")}
                 for i, (lang, group) in enumerate(groups)
-            ],
-            storage={"url": url},
-            report={"language": "zh"},
-            workers={"concurrency": opts.workers_concurrency, "tick_seconds": 5},
-            # A little under the server's rate: a turn late by a scheduling hiccup is no 429.
-            llm={"concurrency": opts.llm_concurrency, "requests_per_minute": int(rate * 0.95)},
-            schedule={"deadline_minutes": max(1, round(60 / opts.scale))},
-        )
+            ]  # fmt: skip
+            return write_config(
+                tmp / "prdigest.toml",
+                subs,
+                storage={"url": url},
+                report={"language": "zh"},
+                workers={"concurrency": opts.workers_concurrency, "tick_seconds": 5},
+                # A little under the server's rate: a turn late by a scheduling hiccup is no 429.
+                llm={"concurrency": opts.llm_concurrency, "requests_per_minute": int(rate * 0.95)},
+                schedule={"deadline_minutes": max(1, round(60 / opts.scale))},
+            )
+
+        config = configured(fire)
         github, prs_week, sunday = github_of(names, week.start, opts.github_latency, opts.scale)
         llm = FakeOpenAI(
             responder=prdigest_answers, latency=opts.llm_latency / opts.scale, rate_per_minute=rate
@@ -178,7 +177,11 @@ def main() -> None:
             prepare_calls = len(llm.requests)
             prepare_points = points_spent(github)
             print(f"# prepared in {prepare_s:.0f} s; {prepare_calls} LLM calls", file=sys.stderr)
-            # 2. The Sunday PRs, then Monday.
+            # 2. The Sunday PRs, then Monday: every delivery due two minutes before the workers start.
+            due = (utc_now() - timedelta(minutes=2)).astimezone(ZoneInfo(TZ)).replace(second=0, microsecond=0)
+            if last_complete_week(due, TZ) != week:
+                raise SystemExit("the prepare ran past the end of a local day: run the bench again")
+            configured(due)
             for i, (name, merged) in enumerate(sunday.items()):
                 github.repos[name].generate(
                     1, merged, merged + timedelta(minutes=1), seed=10_000 + i, closed_every=0
@@ -213,6 +216,14 @@ def main() -> None:
             queries = dict(Counter(github.operations) - before_ops)
             print(f"# Monday's GitHub queries: {queries}", file=sys.stderr)
             print(f"# Monday's GitHub requests: {dict(rest.most_common(8))}", file=sys.stderr)
+        # A PR refused a turn under prdigest's own rate limit falls back too (a log line, no request).
+        refused = sum(
+            1
+            for n in range(opts.workers)
+            for line in (tmp / f"worker-{n}.log").read_text(errors="replace").splitlines()
+            if "under the [llm] rate limit" in line
+            and "#" in line.split("prdigest.llm: ", 1)[-1].split(":")[0]
+        )
         fallbacks = query(
             url,
             "select count(distinct subject) from llm_calls c where purpose = 'analyse_pr' and outcome = "
@@ -247,7 +258,7 @@ def main() -> None:
     print(f"monday_llm_calls={len(monday)}")
     print(f"monday_llm_calls_bound={1.2 * len(sunday) + narratives:.0f}")
     print(f"github_points_monday={monday_points}")
-    print(f"rate_limited_fallbacks={fallbacks[0][0] if fallbacks else 0}")
+    print(f"rate_limited_fallbacks={(fallbacks[0][0] if fallbacks else 0) + refused}")
     print(f"analyses_per_pr_two_languages={calls / subjects if subjects else 0:.2f}")
     print(f"scaled_hour_s={hour:.0f}")
     print(f"prepare_wall_s={prepare_s:.1f}")

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from prdigest.config import LLMSettings
     from prdigest.storage.db import Store
 
-# The longest wait for a turn outside a deadline: a chat answer comes a few seconds later at worst.
+# The longest wait for a turn outside a deadline, or past one: a chat answer comes a few seconds later at
+# worst.
 WAIT_WITHOUT_DEADLINE_S = 5.0
 
 log = logging.getLogger("prdigest.llm")
@@ -115,7 +116,8 @@ class Limiter:
         seconds = self.occupancy(sum(estimate_tokens(m["content"]) for m in messages) + max_tokens)
         if not seconds:
             return
-        patience = WAIT_WITHOUT_DEADLINE_S if until is None else until - time.monotonic()
+        # A delivery past its deadline (a catch-up hours late) still waits as long as a chat answer does.
+        patience = max(WAIT_WITHOUT_DEADLINE_S, until - time.monotonic() if until is not None else 0.0)
         wait = self.turns.book(seconds, patience) if patience >= 0 else None
         if wait is None:
             log.info("%s: no turn within %.1f s under the [llm] rate limit", subject, max(patience, 0.0))

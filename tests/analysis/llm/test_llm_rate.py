@@ -85,9 +85,19 @@ def test_a_turn_past_the_deadline_raises_at_once_and_takes_no_turn() -> None:
         limiter.take(prompt(10), 0, time.monotonic() + 8, "second")
     assert not raised.value.fatal and clock.slept == []
     with pytest.raises(LLMUnavailable):
-        limiter.take(prompt(10), 0, time.monotonic() - 1, "past")  # a deadline gone: not even now
+        limiter.take(prompt(10), 0, time.monotonic() - 1, "past")  # a deadline gone: 10 s is too long
     limiter.take(prompt(10), 0, time.monotonic() + 60, "third")
     assert clock.slept == [10.0]  # the refused requests booked nothing
+
+
+def test_a_delivery_past_its_deadline_still_waits_as_long_as_a_chat_answer() -> None:
+    """A catch-up hours after its fire time asks the model still: its requests wait a few seconds each,
+    not none (every one would fall to the rules)."""
+    limiter, clock = limited(rpm=60)  # 1 s a request
+    gone = time.monotonic() - 3600
+    for _ in range(3):
+        limiter.take(prompt(10), 0, gone, "late")
+    assert clock.slept == [1.0, 1.0]
 
 
 def test_without_a_deadline_a_turn_is_waited_for_a_few_seconds_at_most() -> None:
