@@ -243,7 +243,7 @@ def run_worker(settings: Settings, store: Store, deliverers: dict[str, Deliverer
     work_on(
         jobs.app,
         settings.workers.concurrency,
-        queues=["dispatch", "deliveries"],
+        queues=["dispatch", "deliveries", "prepare"],
         update_heartbeat_interval=stalled / 3,
         stalled_worker_timeout=stalled,
         delete_jobs="successful",

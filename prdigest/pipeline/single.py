@@ -201,10 +201,8 @@ def reading_ahead(
 
 
 def diff_loader(store: Store, source: Source | None) -> Callable[[PullRequest], str | None] | None:
-    """Diffs for the LLM's evidence of PRs that carry none: GitHub's are fetched once and cached.
-
-    The loader runs on the engine's worker threads and shares the caller's store (it is thread-safe), and
-    the caller's ``prepared_report`` (a thread does not inherit it)."""
+    """Diffs for the LLM's evidence of PRs that carry none: GitHub's are fetched once and cached. Run on the
+    engine's threads, with the caller's store (thread-safe) and ``prepared_report`` (not inherited)."""
     if source is None:
         return None
     prepared = prepared_store()
@@ -440,7 +438,7 @@ def make_report(
     report.unavailable += ["open_prs"] if untold else []
     warnings += unread
     empty = report.stats.merged_prs == 0 and report.stats.direct_pushes == 0
-    # A prepared report's cache is as new as the source's last days: asking the source costs a query.
+    # A prepared report's cache is as new as the source (which would cost a query).
     newest = newest_merged(store, None if prepared_store() else source, name) if empty else None
     if newest is not None and not window.contains(newest[2]):
         warnings.append(newest_text(newest, name, window, lang))

@@ -26,6 +26,15 @@ def claim(store: Store, key: str, holder: str, now: datetime, lease: timedelta) 
     return row is not None and row["holder"] == holder
 
 
+def renew(store: Store, keys: Iterable[str], holder: str, now: datetime) -> None:
+    """``holder`` is still asking: its claims of ``keys`` start their lease again at ``now``."""
+    with store.writing(durable=False) as tx:
+        tx.run_many(
+            "update analysis_claims set claimed_at = ? where key = ? and holder = ?",
+            [(now.isoformat(), k, holder) for k in keys],
+        )
+
+
 def release(store: Store, keys: Iterable[str], holder: str) -> None:
     """``holder``'s claims of ``keys`` ended (answered or failed): a waiting run looks in the cache."""
     with store.writing(durable=False) as tx:

@@ -259,10 +259,8 @@ class LLMEngine:
         claims = Claims(self.store, self.run_id, keys)  # one analysis per PR, whatever runs at once
         mine, theirs = claims.split(todo)
         with ThreadPoolExecutor(self.settings.workers, thread_name_prefix="prdigest-llm") as pool:
-            try:
+            with claims.holding(mine):
                 asked = list(zip(mine, pool.map(one, mine), strict=True))
-            finally:
-                claims.release(mine)
             found, left = claims.awaited(theirs, lambda key: self._cached(key, gate))
             for n, analysis in found.items():
                 raw[n], how[n] = analysis, "cached"

@@ -6,16 +6,21 @@ cache, and ask themselves only if it gave none (failed, or its run died: the cla
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 from prdigest.clock import utc_now
 from prdigest.models import PRAnalysis, PullRequest
 from prdigest.storage import Store, analysis_claims
 
-LEASE = timedelta(minutes=5)  # longer than any analysis with its retries and repair
+# A claim lasts this long unless its run renews it (every third of it, while it asks): a run that died
+# (a worker killed) leaves its PRs to the others within the lease.
+LEASE = timedelta(seconds=30)
 POLL_S = 0.5
+MAX_WAIT = timedelta(minutes=10)  # a live run's answers, however slow the model: then ask them here
 
 Item = tuple[int, PullRequest]
 
@@ -37,8 +42,26 @@ class Claims:
         taken = {n for n, _ in mine}
         return mine, [item for item in todo if item[0] not in taken]
 
-    def release(self, mine: list[Item]) -> None:
-        analysis_claims.release(self.store, [self.keys[n] for n, _ in mine], self.holder)
+    @contextmanager
+    def holding(self, mine: list[Item]) -> Iterator[None]:
+        """Within the block the claims of ``mine`` are renewed; after it they are released."""
+        keys = [self.keys[n] for n, _ in mine]
+        done = threading.Event()
+
+        def renew() -> None:
+            while not done.wait(LEASE.total_seconds() / 3):
+                analysis_claims.renew(self.store, keys, self.holder, utc_now())
+
+        beat = threading.Thread(target=renew, name="prdigest-claims", daemon=True)
+        if keys:
+            beat.start()
+        try:
+            yield
+        finally:
+            done.set()
+            if keys:
+                beat.join(timeout=5)
+                analysis_claims.release(self.store, keys, self.holder)
 
     def awaited(
         self,
@@ -47,10 +70,11 @@ class Claims:
         sleep: Callable[[float], None] = time.sleep,
     ) -> tuple[dict[int, PRAnalysis], list[Item]]:
         """The others' answers, read from the cache as their claims end (``read(key)``); and the PRs they
-        gave none for, or still hold past the lease: this run asks about those itself."""
+        gave none for (failed, or their run died: its claims were not renewed), or still hold after
+        ``MAX_WAIT``: this run asks about those itself."""
         found: dict[int, PRAnalysis] = {}
         waiting = list(theirs)
-        give_up = time.monotonic() + LEASE.total_seconds()
+        give_up = time.monotonic() + MAX_WAIT.total_seconds()
         while waiting:
             still = analysis_claims.held(self.store, [self.keys[n] for n, _ in waiting], utc_now(), LEASE)
             for n, pr in list(waiting):

@@ -8,6 +8,7 @@ import threading
 import time
 from datetime import timedelta
 
+import pytest
 from test_llm_engine import analyse, by_purpose, settings, week_prs
 
 from prdigest.analysis.llm import shared
@@ -23,8 +24,12 @@ def keys_of(prs) -> list[str]:
     return [analysis_key(p.repo, p.number, p.content_hash(), "llm", "fake-model", version, "en") for p in prs]
 
 
-def test_two_runs_at_once_send_one_request_per_pr(demo_store: Store, serve) -> None:
-    fake = serve(latency=0.3)
+@pytest.mark.parametrize("lease_s", [30.0, 1.0])  # 1 s: the answers outlast it; the claims are renewed
+def test_two_runs_at_once_send_one_request_per_pr(
+    demo_store: Store, serve, monkeypatch, lease_s: float
+) -> None:
+    monkeypatch.setattr(shared, "LEASE", timedelta(seconds=lease_s))
+    fake = serve(latency=2.5)
     prs = week_prs(demo_store)[:6]
     llm = settings(fake, concurrency=6)
     results: list[dict] = []
