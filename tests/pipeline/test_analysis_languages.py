@@ -23,23 +23,25 @@ WEEK = DEMO.window
 NOW = datetime(2026, 9, 14, 9, tzinfo=UTC)
 
 
-def translated(request: Request) -> str:
-    """Answers whose analyses carry an English summary beside the Chinese one."""
-    if "<untrusted_pr_data>" in request.user:
-        n = pr_number(request)
-        return analysis_json(
-            n,
-            summary=f"第 {n} 号改动调整了训练器的检查点加载流程",
-            summary_translated=f"Trainer change {n} reworks checkpoint loading",
-        )
-    return prdigest_answers(request)
+def answering(translation: str):
+    """Answers whose analyses are written in Chinese, with ``translation`` (a format of the PR's number)
+    as the English summary the same answer gives."""
+
+    def respond(request: Request) -> str:
+        if "<untrusted_pr_data>" in request.user:
+            n = pr_number(request)
+            return analysis_json(
+                n,
+                summary=f"第 {n} 号改动调整了训练器的检查点加载流程",
+                summary_translated=translation.format(n=n),
+            )
+        return prdigest_answers(request)
+
+    return respond
 
 
-def untranslated(request: Request) -> str:
-    if "<untrusted_pr_data>" in request.user:
-        n = pr_number(request)
-        return analysis_json(n, summary=f"第 {n} 号改动调整了训练器的检查点加载流程", summary_translated="")
-    return prdigest_answers(request)
+translated = answering("Trainer change {n} reworks checkpoint loading")
+untranslated = answering("")
 
 
 def analyses_asked(fake: FakeOpenAI) -> int:
