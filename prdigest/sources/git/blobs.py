@@ -43,13 +43,7 @@ class Blobs(OptionReader):
         )
         if not wanted:
             return
-        proc = self._start()
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(b"".join(oid.encode() + b"\n" for oid in wanted))
-            proc.stdin.flush()
-        except OSError as exc:
-            raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None
+        self._ask(wanted)
         for oid in wanted:
             found = self._answer()
             self._keep(oid, found[1] if found is not None else None)
@@ -70,30 +64,44 @@ class Blobs(OptionReader):
             self._kept -= sys.getsizeof(self._texts.popitem(last=False)[1])
 
     def _read(self, spec: str) -> tuple[str, str] | None:
+        self._ask([spec])
+        return self._answer()
+
+    def _ask(self, requests: list[str]) -> None:
+        """Write ``requests`` to git in one go; their answers are read in order."""
         proc = self._start()
         assert proc.stdin is not None
         try:
-            proc.stdin.write(spec.encode() + b"\n")
+            proc.stdin.write("".join(f"{request}\n" for request in requests).encode())
             proc.stdin.flush()
         except OSError as exc:
             raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None
-        return self._answer()
 
     def _answer(self) -> tuple[str, str] | None:
         """git's answer to the next request: (blob id, text), or None (missing, not a blob, too large)."""
+        found = self._content()
+        if found is None or found[1] != "blob" or len(found[2]) > MAX_BLOB:
+            return None
+        return found[0], found[2].decode("utf-8", errors="replace")
+
+    def _content(self) -> tuple[str, str, bytes] | None:
+        """(object id, kind, content) of git's answer to the next request; None: missing or ambiguous."""
         assert self._proc is not None and self._proc.stdout is not None
         stdout = self._proc.stdout
         try:
             header = stdout.readline().decode(errors="replace").split()
+            if len(header) != 3:  # "<spec> missing", "<spec> ambiguous"
+                return None
+            size = int(header[2])
+            return header[0], header[1], stdout.read(size + 1)[:size]  # the content, then a newline
         except OSError as exc:
             raise SourceError(f"git cat-file failed in {self.path}: {exc}") from None
-        if len(header) != 3:  # "<spec> missing", "<spec> ambiguous"
-            return None
-        oid, kind, size = header[0], header[1], int(header[2])
-        content = stdout.read(size + 1)[:size]  # the content, then a newline
-        if kind != "blob" or size > MAX_BLOB:
-            return None
-        return oid, content.decode("utf-8", errors="replace")
+
+    def binary(self, oid: str) -> bool:
+        """Whether git deems the blob binary: a NUL among its first 8,000 bytes (`buffer_is_binary`)."""
+        self._ask([oid])
+        found = self._content()
+        return found is not None and found[1] == "blob" and b"\0" in found[2][:8000]
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None:

@@ -223,11 +223,44 @@ class BlobIds:
     after: str | None
 
 
+@dataclass
+class RawEntry:
+    """One file of a commit's `--raw -z` output."""
+
+    path: str  # its path after
+    status: FileStatus
+    previous: str | None  # its path before a rename or copy
+    blobs: BlobIds
+    type_changed: bool  # a file become a link (or back): its patch is two sections, a removal and an add
+
+
+def raw_entry(tokens: list[str], i: int) -> tuple[RawEntry, int]:
+    """The raw entry whose ":" metadata is ``tokens[i]``, and the index after its paths."""
+    _, _, before, after, letters = tokens[i].lstrip("\n").split()
+    letter = letters[0]
+    ids = BlobIds(*(None if oid == _NO_BLOB else oid for oid in (before, after)))
+    if letter in "RC":
+        return RawEntry(tokens[i + 2], _STATUS[letter], tokens[i + 1], ids, False), i + 3
+    return RawEntry(tokens[i + 1], _STATUS.get(letter, "modified"), None, ids, letter == "T"), i + 2
+
+
+def raw_entries(tokens: list[str]) -> list[RawEntry]:
+    """The raw entries among ``tokens`` (a `--raw -z` walk's, from the first after the header)."""
+    entries = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i].lstrip("\n").startswith(":"):
+            entry, i = raw_entry(tokens, i)
+            entries.append(entry)
+        else:
+            i += 1
+    return entries
+
+
 def numstat_changes(tokens: list[str]) -> tuple[list[FileChange], dict[str, BlobIds]]:
     """Parse `--raw --no-abbrev --numstat -z` output: raw entries give the status and the blob ids (by path
     after), numstat the line counts."""
-    status: dict[str, tuple[FileStatus, str | None]] = {}
-    blobs: dict[str, BlobIds] = {}
+    status: dict[str, RawEntry] = {}
     counts: dict[str, tuple[int | None, int | None]] = {}
     order: list[str] = []
     i = 0
@@ -237,17 +270,8 @@ def numstat_changes(tokens: list[str]) -> tuple[list[FileChange], dict[str, Blob
             i += 1
             continue
         if token.startswith(":"):
-            _, _, before, after, letters = token.split()
-            letter = letters[0]
-            if letter in "RC":
-                old, path = tokens[i + 1], tokens[i + 2]
-                status[path] = (_STATUS[letter], old)
-                i += 3
-            else:
-                path = tokens[i + 1]
-                status[path] = (_STATUS.get(letter, "modified"), None)
-                i += 2
-            blobs[path] = BlobIds(*(None if oid == _NO_BLOB else oid for oid in (before, after)))
+            entry, i = raw_entry(tokens, i)
+            status[entry.path] = entry
             continue
         added, deleted, path = token.split("\t", 2)
         if not path:  # a rename: the old and the new path follow
@@ -259,11 +283,14 @@ def numstat_changes(tokens: list[str]) -> tuple[list[FileChange], dict[str, Blob
         order.append(path)
     files = []
     for path in order:
-        kind, previous = status.get(path, ("modified", None))
-        additions, deletions = counts[path]
+        raw = status.get(path)
         files.append(
             FileChange(
-                path=path, additions=additions, deletions=deletions, status=kind, previous_path=previous
+                path=path,
+                additions=counts[path][0],
+                deletions=counts[path][1],
+                status=raw.status if raw else "modified",
+                previous_path=raw.previous if raw else None,
             )
         )
-    return files, blobs
+    return files, {path: entry.blobs for path, entry in status.items()}

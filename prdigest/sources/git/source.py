@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
-from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,28 +23,16 @@ from prdigest.models import PullRequest, Window
 from prdigest.sources.base import BatchHook, Source, read_complete
 from prdigest.sources.git.blobs import Blobs
 from prdigest.sources.git.commits import CO_AUTHOR, FORMAT, MERGE, SQUASH, Commit, header, named, options
-from prdigest.sources.git.output import WalksAhead, numstat_changes, stream_records
 from prdigest.sources.git.people import identity
 from prdigest.sources.git.remote import origin, web_url
-from prdigest.sources.options.patch import Touched, defining_files
-from prdigest.sources.parsing import excerpt, references
+from prdigest.sources.git.walks import CONFIG, Walks
+from prdigest.sources.parsing import references
 
 if TYPE_CHECKING:
     from prdigest.storage import Store
 
 # PRs resolved and handed to the cache at a time: bounds the memory a window of any size takes.
 BATCH = 500
-# git keeps up to 96 MB of delta bases per process by default: a walk over tens of thousands of commits
-# reaches it, twice (two walks run side by side). A walk gets 32 MB: on trl's history 16 MB cost each walk
-# half as much CPU again (2.2 s against 1.5 s at the default), 32 MB a fifth (1.8 s); the blob reader, which
-# reads each text once, keeps 16 MB. git also maps the pack in windows of up to 1 GB that stay resident as
-# the walk touches them (a 20,000-commit walk: 76 MB per process; 4 MB windows, at most 16 MB mapped:
-# 47 MB, no slower).
-_CONFIG = (
-    *("-c", "core.deltaBaseCacheLimit=16m"),
-    *("-c", "core.packedGitWindowSize=4m", "-c", "core.packedGitLimit=16m"),
-)
-_WALK_CONFIG = (*_CONFIG, "-c", "core.deltaBaseCacheLimit=32m")  # the last -c of a key wins
 
 
 UNAVAILABLE = ("labels", "reviews", "review_threads", "comments", "checks", "is_fork", "created_at")
@@ -82,14 +69,15 @@ class GitSource(Source):
         host, named = origin(self._remote_url())
         self.repo = repo or named or f"local/{self.path.resolve().name}"
         self.web_url = web_url(self.repo, host, web if repo else None)
-        self._ahead = WalksAhead(f"git log failed in {self.path}")  # the walks read ahead
+        self._walks = Walks(self.path, self.ref, self._git)
 
     # --- git ------------------------------------------------------------------
 
-    def _git(self, *args: str, check: bool = True) -> str:
+    def _git(self, *args: str, check: bool = True, stdin: str | None = None) -> str:
         try:
             proc = subprocess.run(
                 ["git", "-C", str(self.path), *args],
+                input=stdin,
                 capture_output=True,
                 text=True,
                 encoding="utf-8",
@@ -134,9 +122,9 @@ class GitSource(Source):
         A shallow clone's boundary commits are not PRs of it: their diff would be the whole tree (their
         parents were not fetched); they go to ``left_out``."""
         batch: list[tuple[Commit, str | None]] = []
-        blobs = Blobs(self.path, _CONFIG)
+        blobs = Blobs(self.path, CONFIG)
         try:
-            for commit, excerpted in self._commits(*_bounds(window)):
+            for commit, excerpted in self._walks.commits(blobs, *_bounds(window)):
                 if commit.sha in self._boundary:
                     if left_out is not None and window.contains(commit.committed_at):
                         left_out.append(commit)
@@ -145,7 +133,7 @@ class GitSource(Source):
                 if len(batch) == BATCH:
                     yield from self._prs(batch, blobs)
                     batch = []
-            self._ahead.next_group()  # git has walked the window: on to what is read next
+            self._walks.next_group()  # git has walked the window: on to what is read next
             yield from self._prs(batch, blobs)
         finally:
             blobs.close()
@@ -155,13 +143,13 @@ class GitSource(Source):
         commit's files and line counts, no patch and no file read (on trl's history a third of the walks'
         CPU and none of the excerpts' and options' parsing), for figures that only count them."""
         batch: list[tuple[Commit, str | None]] = []
-        for commit in self._changes(*_bounds(window)):
+        for commit in self._walks.changes(*_bounds(window)):
             if commit.sha not in self._boundary and window.contains(commit.committed_at):
                 batch.append((commit, None))
             if len(batch) == BATCH:
                 yield from self._prs(batch, None)
                 batch = []
-        self._ahead.next_group()
+        self._walks.next_group()
         yield from self._prs(batch, None)
 
     def _prs(self, batch: list[tuple[Commit, str | None]], blobs: Blobs | None) -> Iterator[PullRequest]:
@@ -169,42 +157,17 @@ class GitSource(Source):
         for commit, excerpted in batch:
             yield self._to_pr(commit, excerpted, branch_authors, blobs)
 
-    def _log(self, *args: str) -> Iterator[str]:
-        """Stream `git log --first-parent` output, one \x1e-started record at a time."""
-        cmd = self._log_cmd(*args)
-        return self._ahead.take(cmd) or stream_records(cmd, self._ahead.failed)
-
     def reading_ahead(self, whole: list[Window], counted: list[Window]) -> AbstractContextManager[object]:
-        """The walks of the windows read next (both of `stream`'s for ``whole``, that of `read_for_counts`
-        for ``counted``), started as the walks before them end (`WalksAhead`)."""
-        whole_walks = [[self._changes_args(*_bounds(w)), self._excerpts_args(*_bounds(w))] for w in whole]
-        counted_walks = [[self._changes_args(*_bounds(w))] for w in counted]
-        return self._ahead.asked([[self._log_cmd(*a) for a in g] for g in [*whole_walks, *counted_walks]])
-
-    def _changes_args(self, *filters: str) -> tuple[str, ...]:
-        return (f"--format={FORMAT}", "--raw", "--no-abbrev", "--numstat", "-z", "-M", *filters, self.ref)
-
-    def _excerpts_args(self, *filters: str) -> tuple[str, ...]:
-        return ("--format=%x1e%H", "-p", "-U0", "--no-color", "--no-ext-diff", "-M", *filters, self.ref)
-
-    def _log_cmd(self, *args: str) -> list[str]:
-        return [
-            "git",
-            *_WALK_CONFIG,
-            "-C",
-            str(self.path),
-            "log",
-            "--first-parent",
-            "--diff-merges=first-parent",
-            *args,
-        ]
+        """The walks of the windows read next (`stream`'s for ``whole``, that of `read_for_counts` for
+        ``counted``), started as the walks before them end (`WalksAhead`)."""
+        return self._walks.ahead([_bounds(w) for w in whole], [_bounds(w) for w in counted])
 
     def fetch_pr(self, number: int) -> PullRequest | None:
         """One PR by number, from anywhere in the first-parent history; None when no commit names it."""
         grep = ("--fixed-strings", f"--grep=(#{number})", f"--grep=Merge pull request #{number} ")
-        blobs = Blobs(self.path, _CONFIG)
+        blobs = Blobs(self.path, CONFIG)
         try:
-            for commit, excerpted in self._commits(*grep):
+            for commit, excerpted in self._walks.commits(blobs, *grep):
                 pr = self._to_pr(commit, excerpted, self._authors(commit.parents[1:2]), blobs)
                 if pr.number == number:
                     return pr
@@ -268,40 +231,11 @@ class GitSource(Source):
 
     def newest_merged(self) -> tuple[int, datetime] | None:
         """The number and merge time of the clone's newest PR (a direct push is none); None if it has none."""
-        for chunk in self._log(f"--format={FORMAT}", "-z", self.ref):
+        for chunk in self._walks.log(f"--format={FORMAT}", "-z", self.ref):
             pr = self._to_pr(header(chunk.partition("\0")[0]), None, {})
             if pr.number is not None:
                 return pr.number, pr.merged_at
         return None
-
-    def _commits(self, *filters: str) -> Iterator[tuple[Commit, str]]:
-        """Each first-parent commit with its files and its diff excerpt.
-
-        Two git processes walk the same commits side by side (one per core), read in step, so no more
-        than one commit's patch is held at a time: one gives each file's status, blob ids and numstat line
-        counts, the other the `-U0` patch the excerpt is cut from. (One process could give both, but
-        numstat then counts the `-U0` diff: git trims a file's unchanged tail before it diffs without
-        context, which on real histories aligns about one commit in a hundred differently from the counts
-        every other reader of the repository sees.)"""
-        for commit, excerpted in zip_longest(self._changes(*filters), self._excerpts(*filters)):
-            if commit is None or excerpted is None or excerpted[0] != commit.sha:
-                raise SourceError(f"git log gave two different histories of {self.path}: read it again")
-            commit.defining = excerpted[2]
-            yield commit, excerpted[1]
-
-    def _changes(self, *filters: str) -> Iterator[Commit]:
-        """Each first-parent commit with its files: their status, blob ids and numstat line counts."""
-        for chunk in self._log(*self._changes_args(*filters)):
-            head, _, rest = chunk.partition("\0")
-            commit = header(head)
-            commit.files, commit.blobs = numstat_changes(rest.lstrip("\n").split("\0"))
-            yield commit
-
-    def _excerpts(self, *filters: str) -> Iterator[tuple[str, str, dict[str, Touched]]]:
-        """(sha, diff excerpt, the files whose removed lines could define an option) of each commit."""
-        for record in self._log(*self._excerpts_args(*filters)):
-            sha, _, patch = record.lstrip("\x1e").partition("\n")
-            yield sha, excerpt(patch), defining_files(patch)
 
     def _authors(self, shas: list[str]) -> dict[str, tuple[str, str]]:
         """Author (name, email) of the branch tips that merge commits brought in."""
