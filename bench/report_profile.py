@@ -10,6 +10,7 @@ the same script's earlier runs, not with `bench/report_bench.py`'s wall times):
   total           the report (`make_report`)
   rules           the rules engine (`rules.analyse`)
   excerpt         the diff excerpts (`sources/diffs.py excerpt`)
+  narrow          the walk's `-U1` patch read as `-U0` (`hunks.narrowed`)
   option_hunks    the hunks that may change an option (`defining_files`)
   options         the options read and parsed from the files' texts (`OptionReader.changes`)
   records         git's output split into commits (`records`), its waits for git included
@@ -51,6 +52,7 @@ PARTS: dict[str, Callable[[Key], bool]] = {
     "total": _function("pipeline/single.py", "make_report"),
     "rules": _function("analysis/rules.py", "analyse"),
     "excerpt": _function("sources/diffs.py", "excerpt"),
+    "narrow": _function("git/hunks.py", "narrowed"),
     "option_hunks": _function("options/patch.py", "defining_files"),
     "options": _function("options/reader.py", "changes"),
     "records": _function("git/output.py", "records"),
