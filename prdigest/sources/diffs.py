@@ -12,6 +12,7 @@ are kept too, a few per file: they are the evidence the security rule quotes, wh
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -24,6 +25,10 @@ DIFF_LINE_CHARS = 200
 FIRST_SHARE = 40
 # Dangerous lines kept per file beyond its share: one is evidence enough, a few show it is no accident.
 EVIDENCE_LINES = 3
+
+
+# A hunk's header: its old and new first lines and counts (",1" left out), then the function line.
+HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)")
 
 
 @dataclass

@@ -13,13 +13,12 @@ inside a `-U1` hunk that is the last such old line before the run, else the `-U1
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from prdigest.models import FileChange
+from prdigest.sources.diffs import HUNK_HEADER
 from prdigest.sources.git.output import RawEntry
 
-_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)")
 FUNC_BYTES = 80  # git's function-line buffer
 
 
@@ -87,9 +86,9 @@ def narrowed(section: str) -> str:
     if first < 0:
         return section
     out = [section[:first]]
-    for hunk in section[first + 1 :].split("\n@@ "):
+    for hunk in section[first:].split("\n@@ ")[1:]:
         head, _, body = hunk.partition("\n")
-        m = _HEADER.match(head if head.startswith("@@ ") else "@@ " + head)
+        m = HUNK_HEADER.match("@@ " + head)
         if m is None:
             continue
         # The next old and new line numbers: a side of no lines names the line before it.

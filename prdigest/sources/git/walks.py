@@ -104,7 +104,8 @@ class Walks:
             head, _, rest = chunk.partition("\0")
             commit = header(head)
             tokens = rest.split("\0")
-            patch = tokens[-1].lstrip("\n") if tokens[-1].lstrip("\n").startswith("diff --git") else ""
+            last = tokens[-1].lstrip("\n")  # the patch, after the raw entries (none: a commit of no file)
+            patch = last if last.startswith("diff --git") else ""
             sections = file_sections(patch)
             entries = raw_entries(tokens)
             files = patch_changes(entries, sections, blobs.binary)
@@ -124,8 +125,9 @@ class Walks:
 
     @cached_property
     def _drivers(self) -> bool:
-        """Whether a diff driver may name the hunks' functions: a `diff.<driver>.(x)funcname` setting, or a
-        `diff=<driver>` attribute on a file of the branch (files it no longer has are not asked about)."""
+        """Whether a diff driver may name the hunks' functions (or convert a file's text, which `--numstat`
+        would not count): a `diff.<driver>.(x)funcname` setting, or a `diff=<driver>` attribute on a file
+        of the branch (files it no longer has are not asked about)."""
         if self._git("config", "--get-regexp", r"^diff\..*funcname$", check=False).strip():
             return True
         paths = self._git("ls-tree", "-r", "-z", "--name-only", self.ref, check=False)

@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from prdigest.sources.diffs import file_sections
+from prdigest.sources.diffs import HUNK_HEADER, file_sections
 from prdigest.sources.options import is_definition
 from prdigest.sources.options.files import is_config_file
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*$", re.M)
 # A file's header: its path before and after (/dev/null: it is added or deleted).
 _SECTION = re.compile(r"^--- (?:a/(?P<old>[^\n]*)|/dev/null)\n\+\+\+ (?:b/(?P<new>[^\n]*)|/dev/null)$", re.M)
 _REMOVED = re.compile(r"^-([^\n]*)$", re.M)
@@ -90,7 +89,7 @@ def defining_files(patch: str) -> dict[str, Touched]:
             continue
         for hunk in section[first:].split("\n@@")[1:]:
             line, _, body = hunk.partition("\n")
-            head = _HUNK.match("@@" + line)
+            head = HUNK_HEADER.match("@@" + line)
             if head is None:
                 continue
             spans = (int(head[1]), int(head[2] or 1)), (int(head[3]), int(head[4] or 1))
