@@ -102,6 +102,19 @@ def test_a_query_costing_more_than_is_left_is_refused_as_github_refuses_it() -> 
         assert fake.budget["graphql"] == 3 and fake.operations == {}  # refused before it ran
 
 
+def test_a_403_whose_retries_ran_out_on_a_spent_budget_is_a_rate_limit() -> None:
+    # The reset GitHub names has passed but its budget is not yet renewed: PyGithub retries, reads the
+    # last 403's body to tell why, and hands that answer on without its message. The headers still say.
+    with FakeGitHub(limit=4, window=2, clock=lambda: time.time() - 10) as fake:
+        fake.add_repo(FakeRepo(REPO))
+        client = GitHubClient(TOKEN, fake.url, ClientOptions(timeout=3, retries=1, backoff=0, max_wait=5))
+        client.graphql(OPEN_QUERY, OPEN)  # the 4 points
+        with pytest.raises(GitHubRateLimited, match="graphql rate limit is spent") as raised:
+            client.graphql(OPEN_QUERY, OPEN)
+        assert fake.requests == 3  # the query, then a refusal retried once
+        assert raised.value.retry_at == client.budgets["graphql"].reset_at is not None
+
+
 def test_a_credentials_budget_is_refilled_an_hour_after_its_windows_first_request() -> None:
     now = [1_800_000_000.0]
     with FakeGitHub(clock=lambda: now[0]) as fake:

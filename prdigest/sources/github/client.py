@@ -260,13 +260,17 @@ class GitHubClient:
                 f"GitHub at {self.url} rejected the token (401 {message or 'Bad credentials'}): "
                 "check GITHUB_TOKEN or PRDIGEST_GITHUB_TOKEN"
             )
-        if isinstance(exc, RateLimitExceededException) or exc.status == 429:  # GitHub answers either
+        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        # GitHub answers a spent budget with 403 or 429 and x-ratelimit-remaining 0; when PyGithub's retries
+        # ran out on it, the last answer reaches us without its message (GithubRetry read the body).
+        spent = exc.status == 403 and headers.get("x-ratelimit-remaining") == "0"
+        if isinstance(exc, RateLimitExceededException) or exc.status == 429 or spent:
             if "secondary" in message.lower():
                 return GitHubRateLimited(
                     f"GitHub's secondary rate limit stopped the requests after {attempts} attempts; "
                     "wait a few minutes and try again"
                 )
-            resource = (exc.headers or {}).get("x-ratelimit-resource", "core")
+            resource = headers.get("x-ratelimit-resource", "core")
             return GitHubRateLimited(
                 f"GitHub's {resource} rate limit is spent ({self.shared.describe(resource)})",
                 retry_at=self.shared.reset_at(resource),
