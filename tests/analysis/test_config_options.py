@@ -260,3 +260,15 @@ def test_a_long_block_is_read_by_its_changed_statements() -> None:
     line = text.count("\n")  # the flag's line, 1-based
     (piece,) = touched_blocks(text, [(line, 1)])
     assert len(piece) < 400 and python_options(piece) == {"flag:--lr": "1"}
+
+
+def test_a_lost_option_is_still_named_where_the_commits_texts_name_it() -> None:
+    from prdigest.sources.options.reader import Named, still_named
+
+    named = Named('class TrainConfigBase:\n    lr: float = 1.0\n\nwarmup: int = 3\nparser.add("--seed")\n')
+    assert not still_named("field:TrainConfig.lr", named, set())  # another class whose name starts so
+    assert still_named("field:TrainConfigBase.lr", named, set())
+    assert not still_named("field:TrainConfigBase.warmup", named, set())  # a module's, not a field
+    assert not still_named("field:TrainConfigBase.lr", named, {"field:TrainConfigBase"})  # its class was read
+    assert still_named("flag:--seed", named, set()) and not still_named("flag:--lr", named, set())
+    assert not still_named("param:train.lr", named, set())

@@ -59,25 +59,34 @@ def touched_blocks(text: str, spans: list[tuple[int, int]]) -> list[str]:
     """The top-level blocks (a class, a function with its decorators, a statement) that the 1-based line
     ``spans`` (first line, count; count 0: between lines) touch: a file is read where a commit changed it.
     Lines are split where a top-level statement starts; a block cut wrongly (text at column 0 inside a
-    string) does not parse and exposes nothing."""
-    lines = [line + "\n" for line in text.split("\n")]  # numbered as git numbers them: by "\n" alone
-    return [
-        "".join(_narrowed(lines, a, b, spans, 0))
-        for a, b in _picked(lines, _statement(0), 0, len(lines), spans)
-    ]
+    string) does not parse and exposes nothing. The text is cut by offsets, never split into lines (its
+    files run to thousands of lines, and a commit touches a few)."""
+    full = text + "\n"  # numbered as git numbers them: by "\n" alone, each line ending in one
+    whole = _picked(full, _statement(0), (0, 0), (full.count("\n"), len(full)), spans)
+    return ["".join(_narrowed(full, a, b, spans, 0)) for a, b in whole]
 
 
-def _narrowed(lines: list[str], a: int, b: int, spans: list[tuple[int, int]], indent: int) -> list[str]:
-    """A statement's lines; a long one's header (decorators, signature) with the statements of its body
+# A line of the text: its 0-based number and the offset it starts at.
+Line = tuple[int, int]
+
+
+def _narrowed(full: str, a: Line, b: Line, spans: list[tuple[int, int]], indent: int) -> list[str]:
+    """A statement's text; a long one's header (decorators, signature) with the statements of its body
     that the spans touch, each narrowed the same way, then a ``pass`` that keeps it valid."""
-    block = lines[a:b]
-    if sum(map(len, block)) <= BIG_BLOCK or indent >= MAX_NARROWING:
-        return block
-    head = next((i + 1 for i, line in enumerate(block) if line.rstrip().endswith(":")), len(block))
+    if b[1] - a[1] <= BIG_BLOCK or indent >= MAX_NARROWING:
+        return [full[a[1] : b[1]]]
+    head, (number, at) = b, a
+    while at < b[1]:  # the header runs to the first line that ends with ":"
+        after = full.index("\n", at, b[1]) + 1
+        number, line = number + 1, full[at:after]
+        at = after
+        if line.rstrip().endswith(":"):
+            head = (number, at)
+            break
     inner = indent + 4
-    body = _picked(lines, _statement(inner), a + head, b, spans)
-    narrowed = [line for c, d in body for line in _narrowed(lines, c, d, spans, inner)]
-    return [*block[:head], *narrowed, " " * inner + "pass\n"]
+    body = _picked(full, _statement(inner), head, b, spans)
+    narrowed = [piece for c, d in body for piece in _narrowed(full, c, d, spans, inner)]
+    return [full[a[1] : head[1]], *narrowed, " " * inner + "pass\n"]
 
 
 @lru_cache(maxsize=8)
@@ -88,23 +97,22 @@ def _statement(indent: int) -> re.Pattern[str]:
 
 
 def _picked(
-    lines: list[str], start: re.Pattern[str], lo: int, hi: int, spans: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """The statements of ``lines[lo:hi]`` (split where ``start`` matches) that the spans touch."""
-    chunk = "".join(lines[lo:hi])
-    starts, line, at = [], lo, 0
-    for m in start.finditer(chunk):  # one regular expression over the block, not one match a line
-        line += chunk.count("\n", at, m.start() + 1)
-        at = m.start() + 1
-        if not (line > lo and lines[line - 1].lstrip().startswith("@")):
-            starts.append(line)
-    if not starts or starts[0] != lo:
-        starts.insert(0, lo)
+    full: str, start: re.Pattern[str], lo: Line, hi: Line, spans: list[tuple[int, int]]
+) -> list[tuple[Line, Line]]:
+    """The statements between lines ``lo`` and ``hi`` (split where ``start`` matches) that the spans
+    touch."""
+    starts, number, at = [lo], lo[0], lo[1]
+    for m in start.finditer(full, lo[1], hi[1]):  # one regular expression over the lines, not one a line
+        line = m.start() + 1
+        number += full.count("\n", at, line)
+        at = line
+        if not full[full.rfind("\n", 0, line - 1) + 1 : line].lstrip().startswith("@"):  # a decorator's def
+            starts.append((number, line))
     bounds = list(zip(starts, [*starts[1:], hi], strict=True))
-    picked: list[tuple[int, int]] = []
+    picked: dict[tuple[Line, Line], None] = {}
     for first, count in spans:
         a, b = first - 1, first - 1 + max(count, 1)  # a pure insertion sits after line `first`
-        picked += [x for x in bounds if x[0] < b and x[1] > a and x not in picked]
+        picked.update((x, None) for x in bounds if x[0][0] < b and x[1][0] > a)
     return sorted(picked)
 
 

@@ -8,6 +8,7 @@ import hashlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 
 from prdigest.models import FileChange, OptionChanges
 from prdigest.sources.options import MAX_FILES, Sides, is_definition, option_changes, options_of
@@ -70,7 +71,8 @@ class OptionReader(ABC):
         texts = [self.text(f"{commit}:{f.path}") for f in definitions if f.status != "removed"][:MAX_FILES]
         after = "\n".join(found[1] for found in texts if found is not None)
         read = {OptionChanges.owner(k) for k in found.added} | set(found.kept)  # owners in the blocks read
-        gone = {k: v for k, v in found.removed.items() if not still_named(k, after, read)}
+        named = Named(after)
+        gone = {k: v for k, v in found.removed.items() if not still_named(k, named, read)}
         return found.model_copy(update={"removed": gone})
 
     def _sides(self, commit: str, parent: str | None, f: FileChange, touched: Touched | None) -> Sides:
@@ -102,14 +104,35 @@ def _read_at(
     return (before, f.previous_path or f.path), (after, f.path)
 
 
-def still_named(key: str, text: str, read: set[str]) -> bool:
-    """Whether ``text`` still names the option ``key``: its quoted flag or variable anywhere; a field, when
+class Named:
+    """What a commit's definition files still name (``text``: their texts): the classes they define and
+    the names that open an indented line as a field's annotation does, each scanned for once, however many
+    options the commit lost (the texts run to megabytes)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    @cached_property
+    def classes(self) -> set[str]:
+        return set(_CLASS.findall(self.text))
+
+    @cached_property
+    def annotated(self) -> set[str]:
+        return set(_ANNOTATED.findall(self.text))
+
+
+# Within a line: a pattern whose spaces could run across lines would retry every run of blank lines.
+_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)", re.M)
+_ANNOTATED = re.compile(r"^[ \t]+(\w+)[ \t]*:", re.M)
+
+
+def still_named(key: str, named: Named, read: set[str]) -> bool:
+    """Whether the texts still name the option ``key``: its quoted flag or variable anywhere; a field, when
     its class was not among the blocks read (``read``: their owners) but is still defined with it."""
     kind, _, name = key.partition(":")
     if kind in ("flag", "env"):
-        return f'"{name}"' in text or f"'{name}'" in text
+        return f'"{name}"' in named.text or f"'{name}'" in named.text
     if kind == "field" and OptionChanges.owner(key) not in read:
         cls, _, attr = name.rpartition(".")
-        defined = re.search(rf"^\s*class\s+{re.escape(cls)}\b", text, re.M) is not None
-        return defined and re.search(rf"^\s+{re.escape(attr)}\s*:", text, re.M) is not None
+        return cls in named.classes and attr in named.annotated
     return False  # a config key, a parameter, a field of a class read: as the blocks read say
