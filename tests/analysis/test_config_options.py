@@ -262,6 +262,21 @@ def test_a_long_block_is_read_by_its_changed_statements() -> None:
     assert len(piece) < 400 and python_options(piece) == {"flag:--lr": "1"}
 
 
+def test_the_statements_each_hunk_touches_are_read_once_in_file_order() -> None:
+    from prdigest.sources.options.python import touched_blocks
+
+    # Lines: 1 import, 2 blank, 3-5 a decorated def, 6-7 a class, 8 an assignment, then the end.
+    text = "import os\n\n@cache\ndef f(x=1):\n    return x\nclass C:\n    y: int = 2\nZ = 3\n"
+    assert touched_blocks(text, [(8, 1), (4, 1)]) == ["@cache\ndef f(x=1):\n    return x\n", "Z = 3\n\n"]
+    # Lines 5-7 span two statements; a pure insertion after line 1 touches the statement before it.
+    assert touched_blocks(text, [(5, 3), (1, 0), (6, 1)]) == [
+        "import os\n\n",
+        "@cache\ndef f(x=1):\n    return x\n",
+        "class C:\n    y: int = 2\n",
+    ]
+    assert touched_blocks(text, [(40, 2)]) == []  # past the end: none
+
+
 def test_a_lost_option_is_still_named_where_the_commits_texts_name_it() -> None:
     from prdigest.sources.options.reader import Named, still_named
 

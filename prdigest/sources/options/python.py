@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 MAX_CHARS = 400_000  # a generated or vendored file: not read
@@ -108,12 +109,15 @@ def _picked(
         at = line
         if not full[full.rfind("\n", 0, line - 1) + 1 : line].lstrip().startswith("@"):  # a decorator's def
             starts.append((number, line))
-    bounds = list(zip(starts, [*starts[1:], hi], strict=True))
-    picked: dict[tuple[Line, Line], None] = {}
+    ends = [*starts[1:], hi]
+    # The statements a span touches are a run of them: from the first that ends after it starts to the
+    # last that starts before it ends (a file of thousands of statements, and a commit of many hunks).
+    first_lines, last_lines = [s[0] for s in starts], [e[0] for e in ends]
+    picked: set[int] = set()
     for first, count in spans:
         a, b = first - 1, first - 1 + max(count, 1)  # a pure insertion sits after line `first`
-        picked.update((x, None) for x in bounds if x[0][0] < b and x[1][0] > a)
-    return sorted(picked)
+        picked.update(range(bisect_right(last_lines, a), bisect_left(first_lines, b)))
+    return [(starts[i], ends[i]) for i in sorted(picked)]
 
 
 def _classes(tree: ast.Module) -> list[ast.AST]:

@@ -134,5 +134,6 @@ def still_named(key: str, named: Named, read: set[str]) -> bool:
         return f'"{name}"' in named.text or f"'{name}'" in named.text
     if kind == "field" and OptionChanges.owner(key) not in read:
         cls, _, attr = name.rpartition(".")
-        return cls in named.classes and attr in named.annotated
+        text = named.text  # most lost fields are gone from the texts: no scan for them
+        return cls in text and attr in text and cls in named.classes and attr in named.annotated
     return False  # a config key, a parameter, a field of a class read: as the blocks read say
