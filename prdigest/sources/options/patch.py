@@ -85,8 +85,8 @@ def defining_files(patch: str) -> dict[str, Touched]:
         first = section.find("\n@@")
         header = _SECTION.search(section, 0, first) if first >= 0 else None
         path = header and (header.group("new") or header.group("old"))
-        if not path or not is_definition(path):
-            continue
+        if not path or not is_definition(path) or section.find("\n-", first) < 0:
+            continue  # not a definition file, or none of its lines removed: it lost nothing
         for hunk in section[first:].split("\n@@")[1:]:
             line, _, body = hunk.partition("\n")
             head = HUNK_HEADER.match("@@" + line)
