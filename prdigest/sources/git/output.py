@@ -7,7 +7,7 @@ import os
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
@@ -59,9 +59,10 @@ class Ahead:
         return block
 
 
-def pump(stream: IO[bytes], blocks: Ahead) -> None:
-    """Move git's output into ``blocks`` as it comes, then an empty block: git writes on while the
-    commits already read are parsed and analysed (a pipe alone lets it run 64 KB ahead)."""
+def pump(stream: IO[bytes], blocks: Ahead, ended: Callable[[], None] | None = None) -> None:
+    """Move git's output into ``blocks`` as it comes, say it ``ended``, then put an empty block: git
+    writes on while the commits already read are parsed and analysed (a pipe alone lets it run 64 KB
+    ahead), and what follows its end is under way before the reader sees the end."""
     try:
         fd = stream.fileno()
         for block in iter(lambda: os.read(fd, BLOCK), b""):  # what the pipe holds, up to BLOCK
@@ -69,29 +70,43 @@ def pump(stream: IO[bytes], blocks: Ahead) -> None:
     except (OSError, ValueError):  # the reader closed the pipe: nothing more to move
         pass
     finally:
-        blocks.put(b"")
+        try:
+            if ended is not None:
+                ended()
+        finally:
+            blocks.put(b"")
 
 
-def stream_records(cmd: list[str], failed: str, env: dict[str, str] | None = None) -> Iterator[str]:
+def stream_records(
+    cmd: list[str], failed: str, env: dict[str, str] | None = None, ended: Callable[[], None] | None = None
+) -> Iterator[str]:
     """The \x1e-started records of a command's output (git's, or a child of prdigest's that writes as git
     does), moved off its pipe as they come; a SourceError starting with ``failed`` when it fails. The
-    command starts when the first record is asked for."""
-    yield from Started(cmd, failed, env).records()
+    command starts when the first record is asked for; ``ended`` is called once all its output is moved."""
+    yield from Started(cmd, failed, env, ended).records()
 
 
 class Started:
     """A command started now, its output moved off its pipe as it comes (up to AHEAD bytes ahead of the
     reader): `records` reads it, `close` ends it unread."""
 
-    def __init__(self, cmd: list[str], failed: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        cmd: list[str],
+        failed: str,
+        env: dict[str, str] | None = None,
+        ended: Callable[[], None] | None = None,
+    ) -> None:
         try:
             self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         except FileNotFoundError:
             raise SourceError(f"{cmd[0]} is not installed (needed to read a local clone)") from None
         self.failed = failed
         self.blocks = Ahead()
+        self._all_moved = threading.Event()
+        self._ended_hook = ended
         self.mover = threading.Thread(
-            target=pump, args=(self.proc.stdout, self.blocks), name="prdigest-git", daemon=True
+            target=pump, args=(self.proc.stdout, self.blocks, self._moved), name="prdigest-git", daemon=True
         )
         self.mover.start()
         self._ended = False
@@ -106,6 +121,15 @@ class Started:
             returncode, stderr = self._end(killed=not finished)
         if returncode != 0:
             raise SourceError(f"{self.failed}: {stderr.strip()}")
+
+    def running(self) -> bool:
+        """Whether the command may still write: its output is not all moved yet."""
+        return not self._all_moved.is_set()
+
+    def _moved(self) -> None:
+        self._all_moved.set()
+        if self._ended_hook is not None:
+            self._ended_hook()
 
     def close(self) -> None:
         """End the command unread (nothing when it was read)."""
@@ -128,15 +152,18 @@ class Started:
 
 
 class WalksAhead:
-    """Walks a reader will ask for, started before it asks: a group at a time (a window's walks), each when
-    the walks before it end (`next_group`), so that git works on while the reader parses, analyses and
-    stores what it read, and no more than one group runs beside the reader's own cat-file. The read asking
-    for a walk takes it (`take`); what no read took is ended when the block that asked for it ends."""
+    """Walks a reader will ask for, started before it asks: a group at a time (a window's walks), the first
+    at once, beside the walk of the window the reader reads first, each next one as soon as the walks
+    before it have written all their output (`ended`), so that git works on while the reader parses,
+    analyses and stores what it read (on a real history's cold week, git's walk of the four weeks before
+    it takes longer than the reader's week). The read asking for a walk takes it (`take`); what no read
+    took is ended when the block that asked for it ends."""
 
     def __init__(self, failed: str) -> None:
         self.failed = failed
         self._walks: dict[tuple[str, ...], Started | None] = {}  # None: not started yet
         self._groups: list[list[tuple[str, ...]]] = []  # those not started, in order
+        self._writing: list[Started] = []  # the walks started ahead that may still write
         self._lock = threading.Lock()
 
     @contextmanager
@@ -150,6 +177,7 @@ class WalksAhead:
                 self._walks.update(dict.fromkeys(keys))
                 self._groups += [keys] if keys else []
                 mine += keys
+        self.ended()
         try:
             yield
         finally:
@@ -174,16 +202,19 @@ class WalksAhead:
         assert walk is not None
         return walk.records()
 
-    def next_group(self) -> None:
-        """Start the next group asked for: the walks before it have ended."""
+    def ended(self) -> None:
+        """A walk has written all its output, or the reader has read a window's: start the next group,
+        unless a walk started ahead may still write (taken by the reader or not)."""
         with self._lock:
-            if self._groups:
+            self._writing = [walk for walk in self._writing if walk.running()]
+            if self._groups and not self._writing:
                 self._start(self._groups[0])
 
     def _start(self, group: list[tuple[str, ...]]) -> None:
         self._groups.remove(group)
         for key in group:
-            self._walks[key] = Started(list(key), self.failed)
+            self._walks[key] = walk = Started(list(key), self.failed, ended=self.ended)
+            self._writing.append(walk)
 
 
 def records(blocks: Iterator[bytes]) -> Iterator[str]:

@@ -133,7 +133,6 @@ class GitSource(Source):
                 if len(batch) == BATCH:
                     yield from self._prs(batch, blobs)
                     batch = []
-            self._walks.next_group()  # git has walked the window: on to what is read next
             yield from self._prs(batch, blobs)
         finally:
             blobs.close()
@@ -149,7 +148,6 @@ class GitSource(Source):
             if len(batch) == BATCH:
                 yield from self._prs(batch, None)
                 batch = []
-        self._walks.next_group()
         yield from self._prs(batch, None)
 
     def _prs(self, batch: list[tuple[Commit, str | None]], blobs: Blobs | None) -> Iterator[PullRequest]:
@@ -159,7 +157,7 @@ class GitSource(Source):
 
     def reading_ahead(self, whole: list[Window], counted: list[Window]) -> AbstractContextManager[object]:
         """The walks of the windows read next (`stream`'s for ``whole``, that of `read_for_counts` for
-        ``counted``), started as the walks before them end (`WalksAhead`)."""
+        ``counted``), the first started at once, each next one as the walks before it end (`WalksAhead`)."""
         return self._walks.ahead([_bounds(w) for w in whole], [_bounds(w) for w in counted])
 
     def fetch_pr(self, number: int) -> PullRequest | None:

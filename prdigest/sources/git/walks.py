@@ -38,15 +38,11 @@ class Walks:
         self._git = git
         self._ahead = WalksAhead(f"git log failed in {path}")  # the walks read ahead
 
-    def next_group(self) -> None:
-        """The walks of a window are read: start those read next."""
-        self._ahead.next_group()
-
     def ahead(
         self, whole: list[tuple[str, ...]], counted: list[tuple[str, ...]]
     ) -> AbstractContextManager[object]:
         """Start the walks of `commits` for each of ``whole``'s filters, and of `changes` for ``counted``'s,
-        as the walks before them end (`WalksAhead`)."""
+        the first at once, each next one as the walks before it end (`WalksAhead`)."""
         whole_walks = [self._walks(*filters) for filters in whole]
         counted_walks = [[self._changes_args(*filters)] for filters in counted]
         return self._ahead.asked([[self._cmd(*a) for a in g] for g in [*whole_walks, *counted_walks]])
@@ -54,7 +50,7 @@ class Walks:
     def log(self, *args: str) -> Iterator[str]:
         """Stream `git log --first-parent` output, one \x1e-started record at a time."""
         cmd = self._cmd(*args)
-        return self._ahead.take(cmd) or stream_records(cmd, self._ahead.failed)
+        return self._ahead.take(cmd) or stream_records(cmd, self._ahead.failed, ended=self._ahead.ended)
 
     def _walks(self, *filters: str) -> list[tuple[str, ...]]:
         """The walks `commits` reads: one, or two where a diff driver may name the hunks' functions."""
