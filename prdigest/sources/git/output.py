@@ -203,7 +203,7 @@ class WalksAhead:
         return walk.records()
 
     def ended(self) -> None:
-        """A walk has written all its output, or the reader has read a window's: start the next group,
+        """A walk has written all its output, or a block has asked for walks: start the next group,
         unless a walk started ahead may still write (taken by the reader or not)."""
         with self._lock:
             self._writing = [walk for walk in self._writing if walk.running()]
