@@ -260,7 +260,7 @@ class GitHubClient:
                 f"GitHub at {self.url} rejected the token (401 {message or 'Bad credentials'}): "
                 "check GITHUB_TOKEN or PRDIGEST_GITHUB_TOKEN"
             )
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        headers = exc.headers or {}  # PyGithub's, with lower-case names (as `_note_headers` reads them)
         # GitHub answers a spent budget with 403 or 429 and x-ratelimit-remaining 0; when PyGithub's retries
         # ran out on it, the last answer reaches us without its message (GithubRetry read the body).
         spent = exc.status == 403 and headers.get("x-ratelimit-remaining") == "0"
